@@ -1,0 +1,90 @@
+// Package memory is a search.Store that keeps datasets in process memory and
+// ranks by sorting every match. It is the simplest correct store: the
+// reference the conformance suite compares other stores against, and a store
+// for tests of code above the store.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// Store is an in-memory search.Store.
+type Store struct {
+	mu       sync.RWMutex
+	closed   bool
+	datasets map[search.Dataset][]search.City // sorted by slug
+}
+
+var _ search.Store = (*Store)(nil)
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{datasets: make(map[search.Dataset][]search.City)}
+}
+
+// Search implements search.Searcher by scanning the slug range of the prefix.
+func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	cities, ok := s.datasets[q.Dataset]
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return nil, fmt.Errorf("memory store: %w: closed", search.ErrUnavailable)
+	}
+	if !ok {
+		return nil, search.EmptyDatasetError(q.Dataset)
+	}
+	lo, _ := slices.BinarySearchFunc(cities, q.Prefix, func(c search.City, p string) int {
+		return strings.Compare(c.Slug, p)
+	})
+	hi := lo
+	for hi < len(cities) && strings.HasPrefix(cities[hi].Slug, q.Prefix) {
+		hi++
+	}
+	matches := slices.Clone(cities[lo:hi])
+	slices.SortFunc(matches, func(a, b search.City) int { return search.Compare(q.Prefix, &a, &b) })
+	if len(matches) > q.Limit {
+		matches = matches[:q.Limit]
+	}
+	return slices.Clip(matches), nil
+}
+
+// Load implements search.Store: it builds the new dataset aside and swaps it
+// in under the lock, so readers see the old or the new one.
+func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return search.LoadStats{}, err
+	}
+	cities, stats, err := search.Collect(ctx, r)
+	if err != nil {
+		return stats, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return stats, fmt.Errorf("memory store: %w: closed", search.ErrUnavailable)
+	}
+	s.datasets[d] = cities
+	return stats, nil
+}
+
+// Close implements search.Store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.datasets = nil
+	return nil
+}

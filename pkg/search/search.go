@@ -1,0 +1,180 @@
+// Package search is cityfinder's domain: the City type, slug folding, the
+// ranking rule and the Store contract that every storage backend fulfils.
+//
+// # Matching
+//
+// Names and queries are folded the same way (see Slug): transliterated to
+// ASCII, lower-cased, apostrophes dropped and every other run of
+// non-alphanumerics turned into a single '-'. A city matches a query when its
+// slug starts with the folded query.
+//
+// # Ranking
+//
+// Matches are ordered for people typing. Each match gets a weight: its
+// population (0 when the dataset does not know it), multiplied by ten when the
+// whole slug equals the folded query. Higher weight ranks first, so "par" lists
+// Paris (2.1M) before a village called Par (1,600 × 10), while "bath" lists
+// Bath (88k × 10) before the larger Bathinda (285k). Ties, which is every
+// match in a dataset without population, are broken by: whole-name match
+// first, then shorter slug, then slug, name, country, subcountry, region and
+// id in byte order, so that the order is total and the same in every store.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Dataset names one of the city collections a store holds.
+type Dataset string
+
+// The datasets cityfinder knows.
+const (
+	// Small is the okfn "world cities" CSV (about 23k–34k rows, no population).
+	Small Dataset = "small"
+	// Large is MaxMind's world cities file (about 3.17M rows).
+	Large Dataset = "large"
+)
+
+// Datasets lists every known dataset in a stable order.
+var Datasets = []Dataset{Small, Large}
+
+// ParseDataset checks a dataset name given by a user.
+func ParseDataset(name string) (Dataset, error) {
+	for _, d := range Datasets {
+		if string(d) == name {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q: use small or large", ErrUnknownDataset, name)
+}
+
+// Limits on a query, shared by every store and the HTTP API.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 100
+)
+
+// Sentinel errors of the Store contract.
+var (
+	// ErrUnknownDataset means the dataset name is not one of Datasets.
+	ErrUnknownDataset = errors.New("unknown dataset")
+	// ErrEmptyDataset means the dataset has not been imported yet.
+	ErrEmptyDataset = errors.New("dataset is empty")
+	// ErrInvalidQuery means the query cannot be answered as given
+	// (for example a limit outside 1..MaxLimit).
+	ErrInvalidQuery = errors.New("invalid query")
+	// ErrUnavailable means the store's backing service cannot be reached.
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// EmptyDatasetError wraps ErrEmptyDataset with the command that fixes it.
+func EmptyDatasetError(d Dataset) error {
+	return fmt.Errorf("%w: dataset %s is empty: run `cityfinder import --dataset %s`", ErrEmptyDataset, d, d)
+}
+
+// Query asks a store for the best cities of one dataset that start with a prefix.
+type Query struct {
+	Dataset Dataset
+	// Prefix is an already folded query (the output of Slug), never empty.
+	Prefix string
+	// Limit is how many cities to return at most, 1..MaxLimit.
+	Limit int
+}
+
+// Validate checks the parts of a query that every store relies on.
+func (q Query) Validate() error {
+	if _, err := ParseDataset(string(q.Dataset)); err != nil {
+		return err
+	}
+	if q.Prefix == "" {
+		return fmt.Errorf("%w: empty prefix", ErrInvalidQuery)
+	}
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return fmt.Errorf("%w: limit %d outside 1..%d", ErrInvalidQuery, q.Limit, MaxLimit)
+	}
+	return nil
+}
+
+// CityReader yields the cities of a dataset one at a time, as an import
+// streams them. Read returns io.EOF after the last city; any other error
+// aborts the load that is reading.
+type CityReader interface {
+	Read() (City, error)
+}
+
+// Searcher answers prefix queries.
+type Searcher interface {
+	// Search returns at most q.Limit cities of q.Dataset whose slug starts
+	// with q.Prefix, ordered by Compare (best first), with duplicates
+	// (same slug, country, subcountry and region) already removed at load
+	// time. It returns an empty, non-nil slice when nothing matches.
+	//
+	// Errors: ErrInvalidQuery or ErrUnknownDataset (wrapped) for a query
+	// that fails Validate, ErrEmptyDataset (wrapped, see EmptyDatasetError)
+	// when the dataset has never been loaded, ErrUnavailable (wrapped) when
+	// a backing service is down, or ctx's error.
+	Search(ctx context.Context, q Query) ([]City, error)
+}
+
+// Store is a place cities live: it answers queries and replaces datasets.
+// Implementations are safe for concurrent use.
+type Store interface {
+	Searcher
+
+	// Load replaces dataset d with the cities that r yields, atomically:
+	// until Load returns nil, every Search (in this process or another one
+	// sharing the store) sees the previous content of d, and afterwards
+	// only the new one. If r fails, ctx ends or the process dies, the
+	// previous content stays. Cities with an empty Name or Slug are
+	// rejected with ErrInvalidCity. Duplicates (same Key) are stored once,
+	// keeping the one with the larger population.
+	Load(ctx context.Context, d Dataset, r CityReader) (LoadStats, error)
+
+	// Close releases the store's resources. Searches after Close fail.
+	Close() error
+}
+
+// ErrInvalidCity means Load was handed a city it cannot store.
+var ErrInvalidCity = errors.New("invalid city")
+
+// LoadStats describes a finished Load.
+type LoadStats struct {
+	// Read is how many cities the reader yielded.
+	Read int
+	// Stored is how many remain after duplicates were dropped.
+	Stored int
+}
+
+// ReadAll drains a CityReader into a slice; handy in tests and small tools.
+func ReadAll(r CityReader) ([]City, error) {
+	var out []City
+	for {
+		c, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+}
+
+// SliceReader is a CityReader over a slice.
+type SliceReader struct {
+	Cities []City
+	next   int
+}
+
+// Read returns the next city of the slice, then io.EOF.
+func (r *SliceReader) Read() (City, error) {
+	if r.next >= len(r.Cities) {
+		return City{}, io.EOF
+	}
+	c := r.Cities[r.next]
+	r.next++
+	return c, nil
+}

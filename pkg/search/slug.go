@@ -1,0 +1,51 @@
+package search
+
+import (
+	"unicode/utf8"
+
+	"github.com/gosimple/unidecode"
+)
+
+// Slug folds a name or a query into the form that matching compares:
+// transliterated to ASCII by github.com/gosimple/unidecode ("İstanbul" →
+// "Istanbul", "Łódź" → "Lodz", "Þórshöfn" → "Thorshofn", "Straße" →
+// "Strasse"), lower-cased, apostrophes dropped ("Xi'an" → "xian"), and every
+// other run of characters that are not ASCII letters or digits turned into a
+// single '-' with none at either end ("São Paulo" → "sao-paulo",
+// "SAO_P" → "sao-p"). Queries are folded with the same function, so a query
+// matches a name when Slug(name) starts with Slug(query).
+func Slug(s string) string {
+	return string(AppendSlug(nil, s))
+}
+
+// AppendSlug appends Slug(s) to dst; it allocates nothing for ASCII input
+// when dst has room.
+func AppendSlug(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			s = unidecode.Unidecode(s)
+			break
+		}
+	}
+	start := len(dst)
+	gap := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '\'' || c == '`':
+			continue // "Xi'an" is one word: xian
+		default:
+			gap = true
+			continue
+		}
+		if gap && len(dst) > start {
+			dst = append(dst, '-')
+		}
+		gap = false
+		dst = append(dst, c)
+	}
+	return dst
+}
