@@ -9,30 +9,50 @@ import (
 	"strings"
 )
 
-// Collect reads every city from r, checks it, and returns the cities sorted
-// by slug (ties in rank order) with duplicates removed, keeping the best
-// ranked, that is the most populous, of each Key.
-func Collect(ctx context.Context, r CityReader) ([]City, LoadStats, error) {
-	var stats LoadStats
-	var cities []City
+// Each reads every city from r, checks it and hands it to fn, checking ctx
+// every few thousand cities. It returns how many cities r yielded. A city
+// with an empty Name or Slug stops it with ErrInvalidCity; a reader that
+// yields nothing, with ErrNoCities.
+func Each(ctx context.Context, r CityReader, fn func(*City) error) (int, error) {
+	n := 0
 	for {
-		if stats.Read%4096 == 0 {
+		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, stats, err
+				return n, err
 			}
 		}
 		c, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, stats, err
+			return n, err
 		}
-		stats.Read++
+		n++
 		if c.Name == "" || c.Slug == "" {
-			return nil, stats, fmt.Errorf("%w: city %d (%q) has no name or slug", ErrInvalidCity, stats.Read, c.Name)
+			return n, fmt.Errorf("%w: city %d (%q) has no name or slug", ErrInvalidCity, n, c.Name)
 		}
-		cities = append(cities, c)
+		if err := fn(&c); err != nil {
+			return n, err
+		}
+	}
+	if n == 0 {
+		return 0, ErrNoCities
+	}
+	return n, nil
+}
+
+// Collect reads every city from r (see Each) and returns them sorted by
+// SortBySlug with duplicates removed by Dedupe.
+func Collect(ctx context.Context, r CityReader) ([]City, LoadStats, error) {
+	var cities []City
+	n, err := Each(ctx, r, func(c *City) error {
+		cities = append(cities, *c)
+		return nil
+	})
+	stats := LoadStats{Read: n}
+	if err != nil {
+		return nil, stats, err
 	}
 	SortBySlug(cities)
 	cities = Dedupe(cities)

@@ -125,11 +125,14 @@ type Store interface {
 	Searcher
 
 	// Load replaces dataset d with the cities that r yields, atomically:
-	// until Load returns nil, every Search (in this process or another one
-	// sharing the store) sees the previous content of d, and afterwards
-	// only the new one. If r fails, ctx ends or the process dies, the
-	// previous content stays. Cities with an empty Name or Slug are
-	// rejected with ErrInvalidCity. Duplicates (same Key) are stored once,
+	// until Load returns nil, every Search sees the previous content of d
+	// (or ErrEmptyDataset if there was none), and afterwards only the new
+	// one; never a mix and never an empty dataset. Other processes sharing
+	// the store switch over within their own reload delay (documented by
+	// each store). If r fails, ctx ends or the process dies, the previous
+	// content stays. Cities with an empty Name or Slug are
+	// rejected with ErrInvalidCity, and a reader that yields no city at all
+	// fails with ErrNoCities, so an empty file never wipes a dataset. Duplicates (same Key) are stored once,
 	// keeping the one with the larger population.
 	Load(ctx context.Context, d Dataset, r CityReader) (LoadStats, error)
 
@@ -137,8 +140,13 @@ type Store interface {
 	Close() error
 }
 
-// ErrInvalidCity means Load was handed a city it cannot store.
-var ErrInvalidCity = errors.New("invalid city")
+// Errors of Store.Load.
+var (
+	// ErrInvalidCity means Load was handed a city it cannot store.
+	ErrInvalidCity = errors.New("invalid city")
+	// ErrNoCities means Load's reader yielded no city.
+	ErrNoCities = errors.New("no cities to load")
+)
 
 // LoadStats describes a finished Load.
 type LoadStats struct {

@@ -1,0 +1,269 @@
+// Package embedded is cityfinder's default search.Store: it needs no server,
+// keeping each dataset as one immutable, memory-mapped snapshot file under a
+// data directory.
+//
+// A load builds a complete new snapshot in a temporary file, syncs it and
+// renames it over the old one, so a crash or a failed import leaves the old
+// dataset whole, and a reader only ever maps a finished file. A Store in
+// another process (a running `serve`) notices the new file within its reload
+// interval and switches to it between two searches; searches already running
+// finish on the old mapping.
+//
+// Lookups cost a binary search over the sorted slugs plus a scan of at most
+// ScanLimit records; prefixes with more matches than that (such as "san" in a
+// dataset of millions) are ranked at import time instead (see precompute).
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// Defaults for Options.
+const (
+	DefaultReloadInterval = time.Second
+	DefaultScanLimit      = 64
+)
+
+// Options tune a Store; the zero value gives the defaults.
+type Options struct {
+	// ReloadInterval is how often the Store looks for snapshots written by
+	// other processes; negative turns the check off.
+	ReloadInterval time.Duration
+	// ScanLimit is the longest range a query ranks by scanning; longer
+	// ones are ranked at import. It takes effect at the next Load.
+	ScanLimit int
+	// Logger receives reload events and errors.
+	Logger *slog.Logger
+}
+
+// Store is the embedded search.Store.
+type Store struct {
+	dir       string
+	opts      Options
+	log       *slog.Logger
+	mu        sync.RWMutex // guards snaps and files; held for reading during a search
+	snaps     map[search.Dataset]*snapshot
+	files     map[search.Dataset]fs.FileInfo
+	closed    bool
+	stop      chan struct{}
+	pollDone  chan struct{}
+	closeOnce sync.Once
+}
+
+var _ search.Store = (*Store)(nil)
+
+// FileExt is the extension of snapshot files: <dir>/<dataset>.cfs.
+const FileExt = ".cfs"
+
+// Open opens the store in dir, mapping the snapshots already there. The
+// directory need not exist yet: Load creates it.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.ReloadInterval == 0 {
+		opts.ReloadInterval = DefaultReloadInterval
+	}
+	if opts.ScanLimit <= 0 {
+		opts.ScanLimit = DefaultScanLimit
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		dir:   dir,
+		opts:  opts,
+		log:   opts.Logger.With("component", "embedded"),
+		snaps: make(map[search.Dataset]*snapshot),
+		files: make(map[search.Dataset]fs.FileInfo),
+		stop:  make(chan struct{}),
+	}
+	if err := s.Reload(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if opts.ReloadInterval > 0 {
+		s.pollDone = make(chan struct{})
+		go s.poll()
+	}
+	return s, nil
+}
+
+// Path is where the snapshot of dataset d lives.
+func (s *Store) Path(d search.Dataset) string {
+	return filepath.Join(s.dir, string(d)+FileExt)
+}
+
+// Search implements search.Searcher.
+func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("embedded store: %w: closed", search.ErrUnavailable)
+	}
+	snap := s.snaps[q.Dataset]
+	if snap == nil {
+		return nil, search.EmptyDatasetError(q.Dataset)
+	}
+	var buf [search.MaxLimit]uint32
+	return snap.cities(snap.find(q.Prefix, q.Limit, buf[:0])), nil
+}
+
+// Count returns how many cities dataset d holds (0 when not imported).
+func (s *Store) Count(d search.Dataset) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if snap := s.snaps[d]; snap != nil {
+		return snap.count
+	}
+	return 0
+}
+
+// Load implements search.Store. Concurrent loads of one dataset, from this
+// process or others, are serialised by a lock file beside the snapshot.
+func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return search.LoadStats{}, err
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return search.LoadStats{}, fmt.Errorf("create data directory: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(s.dir, string(d)+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return search.LoadStats{}, fmt.Errorf("open lock file: %w", err)
+	}
+	defer lock.Close() // releases the lock
+	if err := lockFile(lock); err != nil {
+		return search.LoadStats{}, fmt.Errorf("lock dataset %s: %w", d, err)
+	}
+	s.removeStale(d)
+
+	final := s.Path(d)
+	tmp := filepath.Join(s.dir, fmt.Sprintf(".%s%s.tmp-%d", d, FileExt, time.Now().UnixNano()))
+	stats, err := buildFile(ctx, r, tmp, s.opts.ScanLimit, search.MaxLimit)
+	if err != nil {
+		os.Remove(tmp)
+		return stats, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return stats, fmt.Errorf("replace %s: %w", final, err)
+	}
+	syncDir(s.dir)
+	if err := s.reload(d); err != nil {
+		return stats, err
+	}
+	return stats, nil
+}
+
+// removeStale deletes temporary files that a killed load of d left behind.
+// The caller holds d's lock, so no live load owns them.
+func (s *Store) removeStale(d search.Dataset) {
+	matches, _ := filepath.Glob(filepath.Join(s.dir, "."+string(d)+FileExt+".tmp-*"))
+	for _, m := range matches {
+		if err := os.Remove(m); err == nil {
+			s.log.Info("removed leftover of an interrupted import", "file", m)
+		}
+	}
+}
+
+func syncDir(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		f.Sync()
+		f.Close()
+	}
+}
+
+// Reload maps every dataset whose snapshot file changed since it was last
+// mapped. The Store calls it every ReloadInterval; tests may call it directly.
+func (s *Store) Reload() error {
+	var errs []error
+	for _, d := range search.Datasets {
+		errs = append(errs, s.reload(d))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) reload(d search.Dataset) error {
+	path := s.Path(d)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // keep what is mapped: a removed file is not an empty dataset
+	}
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	s.mu.RLock()
+	old := s.files[d]
+	s.mu.RUnlock()
+	if old != nil && os.SameFile(old, fi) && old.ModTime().Equal(fi.ModTime()) && old.Size() == fi.Size() {
+		return nil
+	}
+	snap, err := openSnapshot(path)
+	if err != nil {
+		return err
+	}
+	// The file may have been replaced again between Stat and open; then
+	// the next reload maps the newer one.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return snap.close()
+	}
+	prev := s.snaps[d]
+	s.snaps[d], s.files[d] = snap, fi
+	s.mu.Unlock()
+	s.log.Info("dataset mapped", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
+	if prev != nil {
+		return prev.close() // no search holds it: they run under the read lock
+	}
+	return nil
+}
+
+func (s *Store) poll() {
+	defer close(s.pollDone)
+	t := time.NewTicker(s.opts.ReloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if err := s.Reload(); err != nil {
+				s.log.Error("reload", "err", err)
+			}
+		}
+	}
+}
+
+// Close implements search.Store.
+func (s *Store) Close() error {
+	var errs []error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		if s.pollDone != nil {
+			<-s.pollDone
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.closed = true
+		for d, snap := range s.snaps {
+			errs = append(errs, snap.close())
+			delete(s.snaps, d)
+		}
+	})
+	return errors.Join(errs...)
+}

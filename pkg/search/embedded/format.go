@@ -1,0 +1,337 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"strings"
+	"unsafe"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// A snapshot file holds one dataset, immutable once written. All integers
+// are little-endian.
+//
+//	header   headerSize bytes: magic, version, counts, section offsets, CRC-32C
+//	records  count × recordSize, sorted by slug, ties in rank order
+//	areas    nAreas × areaSize: interned (country, code, subcountry, region)
+//	heavy    nHeavy × heavySize: prefixes with more than scanLimit matches
+//	lists    uint32 record indexes: each heavy prefix's best non-exact matches
+//	blob     the bytes of every string: per record its slug then its name
+//
+// Queries find a prefix's range by binary search over the records and rank it
+// by scanning; a heavy prefix, whose range is too long to scan, instead finds
+// its precomputed list (built at import, see build.go) by hash lookup and
+// merges it with the prefix's exact matches, which lie at the start of its
+// range.
+const (
+	magic      = "CFSNAP\x00\x01"
+	version    = 1
+	headerSize = 128
+	recordSize = 32
+	areaSize   = 32
+	heavySize  = 24
+)
+
+// Header field offsets.
+const (
+	hVersion    = 8
+	hListCap    = 12
+	hCount      = 16
+	hAreas      = 20
+	hHeavy      = 24
+	hScanLimit  = 28
+	hRecordsOff = 32
+	hAreasOff   = 40
+	hHeavyOff   = 48
+	hListsOff   = 56
+	hBlobOff    = 64
+	hBlobLen    = 72
+	hListsLen   = 80
+	hCRC        = 88
+)
+
+// Record field offsets.
+const (
+	rSlugOff = 0  // uint32 into blob
+	rSlugLen = 4  // uint16
+	rNameLen = 6  // uint16; the name follows the slug in the blob
+	rArea    = 8  // uint32
+	rID      = 12 // uint32
+	rPop     = 16 // uint32, 0 = unknown
+	rLat     = 20 // int32, 1e-7 degrees
+	rLon     = 24 // int32, 1e-7 degrees
+	rFlags   = 28 // uint32
+)
+
+const flagLocation = 1
+
+// Heavy entry field offsets.
+const (
+	kPrefixOff = 0  // uint32 into blob (the prefix is a prefix of a record's slug)
+	kPrefixLen = 4  // uint32
+	kExactLo   = 8  // uint32: first record whose slug equals the prefix
+	kExactHi   = 12 // uint32: end of those records
+	kListOff   = 16 // uint32 index into lists
+	kListLen   = 20 // uint32
+)
+
+const degreeScale = 1e7
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+var errCorrupt = errors.New("corrupt snapshot")
+
+// area is one interned (country, code, subcountry, region) combination.
+type area struct {
+	country, code, subcountry, region string
+}
+
+// heavyEntry locates a heavy prefix's exact matches and precomputed list.
+type heavyEntry struct {
+	exactLo, exactHi uint32
+	list             []byte // uint32 record indexes
+}
+
+// snapshot is an open, memory-mapped snapshot file.
+type snapshot struct {
+	data      []byte
+	unmap     func() error
+	records   []byte
+	blob      []byte
+	areas     []area
+	heavy     map[string]heavyEntry // keys point into blob: valid until close
+	count     int
+	listCap   int
+	scanLimit int
+}
+
+func le32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+
+// openSnapshot maps and checks a snapshot file.
+func openSnapshot(path string) (*snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data, unmap, err := mapFile(f, fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", path, err)
+	}
+	s, err := parseSnapshot(data)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("open snapshot %s: %w", path, err)
+	}
+	s.unmap = unmap
+	return s, nil
+}
+
+func parseSnapshot(data []byte) (*snapshot, error) {
+	if len(data) < headerSize || string(data[:len(magic)]) != magic {
+		return nil, fmt.Errorf("%w: not a cityfinder snapshot", errCorrupt)
+	}
+	if v := le32(data, hVersion); v != version {
+		return nil, fmt.Errorf("%w: version %d, this build reads %d: import the dataset again", errCorrupt, v, version)
+	}
+	if got, want := crc32.Checksum(data[headerSize:], crcTable), le32(data, hCRC); got != want {
+		return nil, fmt.Errorf("%w: checksum mismatch", errCorrupt)
+	}
+	s := &snapshot{
+		data:      data,
+		count:     int(le32(data, hCount)),
+		listCap:   int(le32(data, hListCap)),
+		scanLimit: int(le32(data, hScanLimit)),
+	}
+	section := func(off uint64, n uint64) ([]byte, error) {
+		if off > uint64(len(data)) || n > uint64(len(data))-off {
+			return nil, fmt.Errorf("%w: section [%d,+%d) outside file of %d bytes", errCorrupt, off, n, len(data))
+		}
+		return data[off : off+n : off+n], nil
+	}
+	var err error
+	if s.records, err = section(le64(data, hRecordsOff), uint64(s.count)*recordSize); err != nil {
+		return nil, err
+	}
+	if s.blob, err = section(le64(data, hBlobOff), le64(data, hBlobLen)); err != nil {
+		return nil, err
+	}
+	nAreas, nHeavy := uint64(le32(data, hAreas)), uint64(le32(data, hHeavy))
+	areas, err := section(le64(data, hAreasOff), nAreas*areaSize)
+	if err != nil {
+		return nil, err
+	}
+	heavy, err := section(le64(data, hHeavyOff), nHeavy*heavySize)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := section(le64(data, hListsOff), le64(data, hListsLen))
+	if err != nil {
+		return nil, err
+	}
+	str := func(off, n uint32) (string, error) {
+		if uint64(off)+uint64(n) > uint64(len(s.blob)) {
+			return "", fmt.Errorf("%w: string outside blob", errCorrupt)
+		}
+		return string(s.blob[off : off+n]), nil
+	}
+	s.areas = make([]area, nAreas)
+	for i := range s.areas {
+		b := areas[i*areaSize:]
+		var f [4]string
+		for j := range f {
+			if f[j], err = str(le32(b, j*8), le32(b, j*8+4)); err != nil {
+				return nil, err
+			}
+		}
+		s.areas[i] = area{country: f[0], code: f[1], subcountry: f[2], region: f[3]}
+	}
+	for i := 0; i < s.count; i++ {
+		r := s.records[i*recordSize:]
+		off, n := uint64(le32(r, rSlugOff)), uint64(binary.LittleEndian.Uint16(r[rSlugLen:]))+uint64(binary.LittleEndian.Uint16(r[rNameLen:]))
+		if off+n > uint64(len(s.blob)) || uint64(le32(r, rArea)) >= nAreas {
+			return nil, fmt.Errorf("%w: record %d out of bounds", errCorrupt, i)
+		}
+	}
+	s.heavy = make(map[string]heavyEntry, nHeavy)
+	for i := 0; i < int(nHeavy); i++ {
+		b := heavy[i*heavySize:]
+		off, n := le32(b, kPrefixOff), le32(b, kPrefixLen)
+		lo, hi := le32(b, kExactLo), le32(b, kExactHi)
+		lOff, lLen := uint64(le32(b, kListOff)), uint64(le32(b, kListLen))
+		if uint64(off)+uint64(n) > uint64(len(s.blob)) || lo > hi || int(hi) > s.count || (lOff+lLen)*4 > uint64(len(lists)) {
+			return nil, fmt.Errorf("%w: heavy prefix %d out of bounds", errCorrupt, i)
+		}
+		list := lists[lOff*4 : (lOff+lLen)*4]
+		for j := 0; j < len(list); j += 4 {
+			if int(le32(list, j)) >= s.count {
+				return nil, fmt.Errorf("%w: heavy list %d out of bounds", errCorrupt, i)
+			}
+		}
+		// The key aliases the mapping: no copy, valid until close.
+		key := unsafe.String(unsafe.SliceData(s.blob[off:]), int(n))
+		s.heavy[key] = heavyEntry{exactLo: lo, exactHi: hi, list: list}
+	}
+	return s, nil
+}
+
+func (s *snapshot) close() error {
+	s.heavy = nil
+	if s.unmap == nil {
+		return nil
+	}
+	return s.unmap()
+}
+
+func (s *snapshot) rec(i uint32) []byte {
+	return s.records[int(i)*recordSize : int(i)*recordSize+recordSize]
+}
+
+// slug returns the slug of record i; the bytes alias the mapping.
+func (s *snapshot) slug(i uint32) []byte {
+	r := s.rec(i)
+	off := le32(r, rSlugOff)
+	return s.blob[off : off+uint32(binary.LittleEndian.Uint16(r[rSlugLen:]))]
+}
+
+func (s *snapshot) name(i uint32) []byte {
+	r := s.rec(i)
+	off := le32(r, rSlugOff) + uint32(binary.LittleEndian.Uint16(r[rSlugLen:]))
+	return s.blob[off : off+uint32(binary.LittleEndian.Uint16(r[rNameLen:]))]
+}
+
+func (s *snapshot) pop(i uint32) int64 { return int64(le32(s.rec(i), rPop)) }
+
+// aliasString views b as a string without copying; only for comparisons
+// that do not retain the string.
+func aliasString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// compare orders records i and j for prefix exactly as search.Compare
+// orders the cities they hold.
+func (s *snapshot) compare(prefix string, i, j uint32) int {
+	si, sj := aliasString(s.slug(i)), aliasString(s.slug(j))
+	if c := search.CompareRank(prefix, si, s.pop(i), sj, s.pop(j)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(aliasString(s.name(i)), aliasString(s.name(j))); c != 0 {
+		return c
+	}
+	ai, aj := &s.areas[le32(s.rec(i), rArea)], &s.areas[le32(s.rec(j), rArea)]
+	if c := compareArea(ai, aj); c != 0 {
+		return c
+	}
+	idi, idj := le32(s.rec(i), rID), le32(s.rec(j), rID)
+	switch {
+	case idi < idj:
+		return -1
+	case idi > idj:
+		return 1
+	}
+	return 0
+}
+
+// compareArea follows search.Compare's field order: country, subcountry, region.
+func compareArea(a, b *area) int {
+	if c := strings.Compare(a.country, b.country); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.subcountry, b.subcountry); c != 0 {
+		return c
+	}
+	return strings.Compare(a.region, b.region)
+}
+
+// cities copies records idx into City values. All the strings of one call
+// share a single allocation.
+func (s *snapshot) cities(idx []uint32) []search.City {
+	n := 0
+	for _, i := range idx {
+		r := s.rec(i)
+		n += int(binary.LittleEndian.Uint16(r[rSlugLen:])) + int(binary.LittleEndian.Uint16(r[rNameLen:]))
+	}
+	buf := make([]byte, 0, n)
+	out := make([]search.City, len(idx))
+	for k, i := range idx {
+		r := s.rec(i)
+		start := len(buf)
+		buf = append(buf, s.slug(i)...)
+		mid := len(buf)
+		buf = append(buf, s.name(i)...)
+		a := &s.areas[le32(r, rArea)]
+		c := search.City{
+			ID:          le32(r, rID),
+			Slug:        unsafe.String(&buf[start], mid-start),
+			Country:     a.country,
+			CountryCode: a.code,
+			Subcountry:  a.subcountry,
+			Region:      a.region,
+			Population:  int64(le32(r, rPop)),
+		}
+		if len(buf) > mid {
+			c.Name = unsafe.String(&buf[mid], len(buf)-mid)
+		}
+		if le32(r, rFlags)&flagLocation != 0 {
+			c.Lat = float64(int32(le32(r, rLat))) / degreeScale
+			c.Lon = float64(int32(le32(r, rLon))) / degreeScale
+			c.HasLocation = true
+		}
+		out[k] = c
+	}
+	return out
+}
+
+// fixedDegrees stores degrees as an int32 count of 1e-7 degrees, enough for
+// the 7 decimals of the MaxMind file.
+func fixedDegrees(v float64) int32 {
+	return int32(math.Round(v * degreeScale))
+}

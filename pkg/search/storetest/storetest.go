@@ -1,0 +1,408 @@
+// Package storetest is the conformance suite of the search.Store contract:
+// every backend's test calls Run, so all backends are held to the same
+// behaviour, with the in-memory store as the reference ranking.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
+)
+
+// Opener returns a new, empty store for one subtest; the suite closes it.
+type Opener func(t *testing.T) search.Store
+
+// Run runs every conformance subtest against stores made by open.
+func Run(t *testing.T, open Opener) {
+	t.Run("unloaded dataset is empty", func(t *testing.T) { testUnloaded(t, open) })
+	t.Run("invalid queries are rejected", func(t *testing.T) { testInvalid(t, open) })
+	t.Run("ranks without population", func(t *testing.T) { testRankNoPopulation(t, open) })
+	t.Run("ranks by population with exact boost", func(t *testing.T) { testRankPopulation(t, open) })
+	t.Run("keeps every field", func(t *testing.T) { testFields(t, open) })
+	t.Run("drops duplicates keeping the most populous", func(t *testing.T) { testDuplicates(t, open) })
+	t.Run("load replaces the dataset", func(t *testing.T) { testReplace(t, open) })
+	t.Run("failed load keeps the old dataset", func(t *testing.T) { testFailedLoad(t, open) })
+	t.Run("searches during a load see old or new", func(t *testing.T) { testConcurrentLoad(t, open) })
+	t.Run("matches the reference store", func(t *testing.T) { testReference(t, open) })
+}
+
+// City builds a test city with its slug.
+func City(name, country, subcountry string, population int64) search.City {
+	return search.City{Name: name, Slug: search.Slug(name), Country: country, Subcountry: subcountry, Population: population}
+}
+
+// MustLoad loads cities into dataset d or fails the test.
+func MustLoad(t testing.TB, s search.Store, d search.Dataset, cities ...search.City) search.LoadStats {
+	t.Helper()
+	stats, err := s.Load(context.Background(), d, &search.SliceReader{Cities: cities})
+	if err != nil {
+		t.Fatalf("load %d cities into %s: %v", len(cities), d, err)
+	}
+	return stats
+}
+
+// MustSearch runs a query or fails the test.
+func MustSearch(t testing.TB, s search.Searcher, d search.Dataset, prefix string, limit int) []search.City {
+	t.Helper()
+	got, err := s.Search(context.Background(), search.Query{Dataset: d, Prefix: prefix, Limit: limit})
+	if err != nil {
+		t.Fatalf("search %s %q limit %d: %v", d, prefix, limit, err)
+	}
+	if got == nil {
+		t.Fatalf("search %s %q: nil slice, want a non-nil one", d, prefix)
+	}
+	return got
+}
+
+func openStore(t *testing.T, open Opener) search.Store {
+	t.Helper()
+	s := open(t)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+func names(cities []search.City) []string {
+	out := make([]string, len(cities))
+	for i, c := range cities {
+		out[i] = c.Name
+		if c.Subcountry != "" || c.Region != "" {
+			out[i] += " (" + c.Country + "/" + c.Subcountry + c.Region + ")"
+		}
+	}
+	return out
+}
+
+func testUnloaded(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	for _, d := range search.Datasets {
+		_, err := s.Search(t.Context(), search.Query{Dataset: d, Prefix: "ist", Limit: 10})
+		if !errors.Is(err, search.ErrEmptyDataset) {
+			t.Errorf("search %s before any load: err = %v, want ErrEmptyDataset", d, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "cityfinder import --dataset "+string(d)) {
+			t.Errorf("error %q does not name the import command", err)
+		}
+	}
+}
+
+func testInvalid(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Small, City("Paris", "France", "Ile-de-France", 0))
+	for _, tc := range []struct {
+		name string
+		q    search.Query
+		want error
+	}{
+		{"unknown dataset", search.Query{Dataset: "huge", Prefix: "par", Limit: 10}, search.ErrUnknownDataset},
+		{"empty prefix", search.Query{Dataset: search.Small, Prefix: "", Limit: 10}, search.ErrInvalidQuery},
+		{"zero limit", search.Query{Dataset: search.Small, Prefix: "par", Limit: 0}, search.ErrInvalidQuery},
+		{"limit over max", search.Query{Dataset: search.Small, Prefix: "par", Limit: search.MaxLimit + 1}, search.ErrInvalidQuery},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Search(t.Context(), tc.q)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if _, err := s.Load(t.Context(), "huge", &search.SliceReader{}); !errors.Is(err, search.ErrUnknownDataset) {
+		t.Errorf("load into unknown dataset: err = %v, want ErrUnknownDataset", err)
+	}
+}
+
+func testRankNoPopulation(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Small,
+		City("Istres", "France", "Provence-Alpes-Côte d'Azur", 0),
+		City("Istra", "Russia", "MO", 0),
+		City("Istaravshan", "Tajikistan", "Viloyati Sughd", 0),
+		City("İstanbul", "Turkey", "Istanbul", 0),
+		City("Istok", "Kosovo", "Pec", 0),
+		City("İstinye", "Türkiye", "Istanbul", 0),
+		City("São Paulo", "Brazil", "Sao Paulo", 0),
+		City("Sao Paulo de Olivenca", "Brazil", "Amazonas", 0),
+		City("Xi'an", "China", "Shaanxi", 0),
+		City("Paris", "France", "Ile-de-France", 0),
+		City("Paris", "United States", "Texas", 0),
+	)
+	for _, tc := range []struct {
+		prefix string
+		limit  int
+		want   []string
+	}{
+		// Shorter slug first, then alphabetical: istinye (7) before istanbul (8).
+		{"ist", 10, []string{"Istok (Kosovo/Pec)", "Istra (Russia/MO)", "Istres (France/Provence-Alpes-Côte d'Azur)",
+			"İstinye (Türkiye/Istanbul)", "İstanbul (Turkey/Istanbul)", "Istaravshan (Tajikistan/Viloyati Sughd)"}},
+		{"ist", 2, []string{"Istok (Kosovo/Pec)", "Istra (Russia/MO)"}},
+		{"istanbul", 10, []string{"İstanbul (Turkey/Istanbul)"}},
+		{"sao-p", 10, []string{"São Paulo (Brazil/Sao Paulo)", "Sao Paulo de Olivenca (Brazil/Amazonas)"}},
+		{"xian", 10, []string{"Xi'an (China/Shaanxi)"}},
+		{"paris", 10, []string{"Paris (France/Ile-de-France)", "Paris (United States/Texas)"}},
+		{"zzz", 10, []string{}},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.prefix, tc.limit), func(t *testing.T) {
+			if got := names(MustSearch(t, s, search.Small, tc.prefix, tc.limit)); !slices.Equal(got, tc.want) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func testRankPopulation(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Large,
+		City("Paris", "France", "A8", 2138551),
+		City("Par", "United Kingdom", "C6", 1600),
+		City("Parma", "Italy", "05", 175895),
+		City("Paraná", "Argentina", "08", 0),
+		City("Bath", "United Kingdom", "K2", 88859),
+		City("Bathinda", "India", "23", 285813),
+		City("Bathurst", "Australia", "02", 0),
+		City("Bat", "Nowhere", "00", 10),
+		City("Batam", "Indonesia", "17", 1164352),
+	)
+	for _, tc := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"par", []string{"Paris (France/A8)", "Parma (Italy/05)", "Par (United Kingdom/C6)", "Paraná (Argentina/08)"}},
+		{"bath", []string{"Bath (United Kingdom/K2)", "Bathinda (India/23)", "Bathurst (Australia/02)"}},
+		{"bat", []string{"Batam (Indonesia/17)", "Bathinda (India/23)", "Bath (United Kingdom/K2)", "Bat (Nowhere/00)", "Bathurst (Australia/02)"}},
+	} {
+		t.Run(tc.prefix, func(t *testing.T) {
+			if got := names(MustSearch(t, s, search.Large, tc.prefix, 10)); !slices.Equal(got, tc.want) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func testFields(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	want := []search.City{
+		{ID: 745044, Name: "İstanbul", Slug: "istanbul", Country: "Turkey", Subcountry: "Istanbul"},
+		{Name: "Zürich", Slug: "zurich", Country: "Switzerland", CountryCode: "ch", Region: "25",
+			Population: 341730, Lat: 47.3666667, Lon: 8.55, HasLocation: true},
+		{Name: "Quito", Slug: "quito", Country: "Ecuador", CountryCode: "ec", Region: "18",
+			Population: 1399814, Lat: -0.2166667, Lon: -78.5, HasLocation: true},
+	}
+	MustLoad(t, s, search.Large, want...)
+	for _, w := range want {
+		got := MustSearch(t, s, search.Large, w.Slug, 10)
+		if len(got) != 1 || got[0] != w {
+			t.Errorf("search %q:\n got %+v\nwant %+v", w.Slug, got, w)
+		}
+	}
+}
+
+func testDuplicates(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	stats := MustLoad(t, s, search.Large,
+		City("Springfield", "United States", "IL", 0),
+		City("Springfield", "United States", "IL", 116250),
+		City("Springfield", "United States", "IL", 0),
+		City("Springfield", "United States", "MO", 159498),
+		City("Springfield", "Australia", "QLD", 0),
+	)
+	if stats.Read != 5 || stats.Stored != 3 {
+		t.Errorf("stats = %+v, want 5 read, 3 stored", stats)
+	}
+	got := MustSearch(t, s, search.Large, "springfield", 10)
+	want := []string{"Springfield (United States/MO)", "Springfield (United States/IL)", "Springfield (Australia/QLD)"}
+	if !slices.Equal(names(got), want) {
+		t.Fatalf("got %q, want %q", names(got), want)
+	}
+	if got[1].Population != 116250 {
+		t.Errorf("kept the IL duplicate with population %d, want the one with 116250", got[1].Population)
+	}
+}
+
+func testReplace(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Small, City("Paris", "France", "Ile-de-France", 0), City("Parma", "Italy", "Emilia-Romagna", 0))
+	MustLoad(t, s, search.Small, City("Parla", "Spain", "Madrid", 0))
+	if got := names(MustSearch(t, s, search.Small, "par", 10)); !slices.Equal(got, []string{"Parla (Spain/Madrid)"}) {
+		t.Errorf("after reload: %q, want only Parla", got)
+	}
+	// Datasets are independent.
+	MustLoad(t, s, search.Large, City("Paris", "France", "A8", 2138551))
+	if got := names(MustSearch(t, s, search.Small, "par", 10)); !slices.Equal(got, []string{"Parla (Spain/Madrid)"}) {
+		t.Errorf("small after loading large: %q", got)
+	}
+}
+
+// failingReader yields some cities, then fails.
+type failingReader struct {
+	cities []search.City
+	err    error
+}
+
+func (r *failingReader) Read() (search.City, error) {
+	if len(r.cities) == 0 {
+		return search.City{}, r.err
+	}
+	c := r.cities[0]
+	r.cities = r.cities[1:]
+	return c, nil
+}
+
+func testFailedLoad(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Small, City("Paris", "France", "Ile-de-France", 0))
+	broken := errors.New("disk on fire")
+	canceled, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		r    search.CityReader
+		want error
+	}{
+		{"reader error", t.Context(), &failingReader{cities: []search.City{City("Parla", "Spain", "Madrid", 0)}, err: broken}, broken},
+		{"canceled", canceled, &search.SliceReader{Cities: []search.City{City("Parla", "Spain", "Madrid", 0)}}, context.Canceled},
+		{"no cities", t.Context(), &search.SliceReader{}, search.ErrNoCities},
+		{"city without name", t.Context(), &search.SliceReader{Cities: []search.City{City("Parla", "Spain", "Madrid", 0), {Slug: "x"}}}, search.ErrInvalidCity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.Load(tc.ctx, search.Small, tc.r); !errors.Is(err, tc.want) {
+				t.Errorf("load: err = %v, want %v", err, tc.want)
+			}
+			if got := names(MustSearch(t, s, search.Small, "par", 10)); !slices.Equal(got, []string{"Paris (France/Ile-de-France)"}) {
+				t.Errorf("after failed load: %q, want the old Paris", got)
+			}
+		})
+	}
+}
+
+func testConcurrentLoad(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	gen := func(country string) []search.City {
+		out := make([]search.City, 300)
+		for i := range out {
+			out[i] = City(fmt.Sprintf("Sample %03d", i), country, "", int64(i))
+		}
+		return out
+	}
+	MustLoad(t, s, search.Small, gen("A")...)
+	ctx, stop := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				got, err := s.Search(ctx, search.Query{Dataset: search.Small, Prefix: "sample", Limit: 50})
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+					}
+					return
+				}
+				if len(got) != 50 {
+					errs <- fmt.Errorf("got %d cities during a load, want 50", len(got))
+					return
+				}
+				for _, c := range got[1:] {
+					if c.Country != got[0].Country {
+						errs <- fmt.Errorf("mixed datasets in one answer: %s and %s", got[0].Country, c.Country)
+						return
+					}
+				}
+			}
+		})
+	}
+	for i := range 3 {
+		MustLoad(t, s, search.Small, gen(string(rune('B'+i)))...)
+	}
+	stop()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := MustSearch(t, s, search.Small, "sample", 1); got[0].Country != "D" {
+		t.Errorf("after the loads: country %q, want D", got[0].Country)
+	}
+}
+
+// Syllables make names that share many prefixes, so that some prefixes have
+// far more matches than a store may want to scan.
+var syllables = []string{"san", "ta", "ma", "ri", "a", "ber", "lin", "new", " ", "-", "o", "ca", "sta", "kar", "é", "ø", "'", "z"}
+
+// ReferenceCities returns n deterministic cities with populations (some
+// unknown), many shared prefixes and some duplicates.
+func ReferenceCities(n int) []search.City {
+	rng := rand.New(rand.NewPCG(1, 2))
+	countries := []string{"Chile", "Spain", "Norway", "Iran, Islamic Republic of"}
+	out := make([]search.City, 0, n)
+	for len(out) < n {
+		var b strings.Builder
+		for k := 1 + rng.IntN(4); k > 0; k-- {
+			b.WriteString(syllables[rng.IntN(len(syllables))])
+		}
+		name := strings.TrimSpace(b.String())
+		if search.Slug(name) == "" {
+			continue
+		}
+		var pop int64
+		if rng.IntN(3) > 0 {
+			pop = int64(rng.IntN(5)) * int64(rng.IntN(100000))
+		}
+		c := City(name, countries[rng.IntN(len(countries))], fmt.Sprintf("R%d", rng.IntN(3)), pop)
+		c.ID = uint32(len(out) + 1)
+		out = append(out, c)
+		if rng.IntN(20) == 0 { // a duplicate listing of the same place
+			d := c
+			d.ID, d.Population = 0, 0
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func testReference(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	ref := memory.New()
+	defer ref.Close()
+	cities := ReferenceCities(2000)
+	MustLoad(t, ref, search.Large, cities...)
+	if got, want := MustLoad(t, s, search.Large, cities...), MustLoad(t, ref, search.Large, cities...); got != want {
+		t.Errorf("load stats = %+v, reference %+v", got, want)
+	}
+	prefixes := map[string]bool{}
+	for _, c := range cities[:100] {
+		for n := 1; n <= len(c.Slug) && n <= 6; n++ {
+			if p := strings.TrimRight(c.Slug[:n], "-"); p != "" {
+				prefixes[p] = true
+			}
+		}
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for p := range prefixes {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	for _, p := range keys {
+		for _, limit := range []int{1, 10, search.MaxLimit} {
+			want := MustSearch(t, ref, search.Large, p, limit)
+			got := MustSearch(t, s, search.Large, p, limit)
+			if !slices.Equal(got, want) {
+				t.Errorf("prefix %q limit %d:\n got %q\nwant %q", p, limit, names(got), names(want))
+			}
+		}
+	}
+}
+
