@@ -1,0 +1,105 @@
+// Package limiter throttles each client of the HTTP API with a sliding window
+// and answers the requests over its limit with 429 Too Many Requests.
+//
+// # The window
+//
+// A Policy allows Max requests per Window. For every client a Store keeps the
+// times of its last Max accepted requests. A request is accepted when fewer
+// than Max are kept, or when the oldest of them is at least Window old; that
+// oldest time is then dropped and the new one kept. A rejected request is not
+// kept, so a client that retries while blocked is not blocked any longer for
+// it: its next request passes as soon as its oldest accepted one leaves the
+// window.
+//
+// Unlike a counter reset every Window, the window slides, so a client never
+// gets 2×Max requests through by straddling a reset.
+//
+// # Backends
+//
+// Store is the seam between the window and where it lives. The memory
+// sub-package keeps windows in process; a shared backend (Redis) can be added
+// as another sub-package that passes the same conformance suite, storetest.
+package limiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Store keeps the sliding window of every client. Implementations are safe
+// for concurrent use: deciding on a request and recording it happen as one
+// step, so concurrent requests of one client never get more than Max accepted
+// between them.
+type Store interface {
+	// Allow decides on one request of client key under policy p, at the
+	// store's current time, and records the request if it is accepted.
+	//
+	// The store keeps at most p.Max times per client: when a call brings a
+	// smaller Max than earlier calls, only the newest times count.
+	//
+	// Errors: ErrInvalidPolicy (wrapped) when p fails Validate; any other
+	// error means the store could not decide (a backing service is down, ctx
+	// ended). The Limiter lets a request through when Allow fails, so a broken
+	// store never takes the API down with it.
+	Allow(ctx context.Context, key string, p Policy) (Decision, error)
+}
+
+// ErrInvalidPolicy means a Policy cannot limit anything as given.
+var ErrInvalidPolicy = errors.New("invalid rate limit policy")
+
+// Policy allows each client Max requests in any span of Window.
+type Policy struct {
+	// Max is how many requests a client may make per window, at least 1.
+	Max int
+	// Window is the span the requests are counted over, more than 0.
+	Window time.Duration
+}
+
+// Validate checks that p can be enforced.
+func (p Policy) Validate() error {
+	if p.Max < 1 {
+		return fmt.Errorf("%w: max %d is below 1", ErrInvalidPolicy, p.Max)
+	}
+	if p.Window <= 0 {
+		return fmt.Errorf("%w: window %s is not positive", ErrInvalidPolicy, p.Window)
+	}
+	return nil
+}
+
+// Message tells a client what the policy allows, for example "You can only do
+// 5 searches in 3 seconds". The window is written in seconds in its shortest
+// decimal form ("1.5 seconds", "0.5 seconds"), so that the 429 body, the
+// server and the demo page all say the same thing.
+func (p Policy) Message() string {
+	searches := "searches"
+	if p.Max == 1 {
+		searches = "search"
+	}
+	seconds := "seconds"
+	if p.Window == time.Second {
+		seconds = "second"
+	}
+	return fmt.Sprintf("You can only do %d %s in %s %s",
+		p.Max, searches, strconv.FormatFloat(p.Window.Seconds(), 'f', -1, 64), seconds)
+}
+
+// Decision is a Store's verdict on one request, seen at the instant it was
+// made.
+type Decision struct {
+	// Allowed reports whether the request was accepted (and recorded).
+	Allowed bool
+	// Remaining is how many more requests the client could make at this
+	// instant, after this one.
+	Remaining int
+	// RetryAfter is how long until the client's next request would be
+	// accepted: the time until its oldest kept request leaves the window. It
+	// is 0 when Remaining > 0, and always more than 0 for a rejected request.
+	RetryAfter time.Duration
+	// Reset is how long until every kept request of the client has left the
+	// window, so that Max requests would be accepted again. After an accepted
+	// request it is the whole Window.
+	Reset time.Duration
+}

@@ -1,0 +1,186 @@
+package memory_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cityfinder/cityfinder/pkg/limiter"
+	"github.com/cityfinder/cityfinder/pkg/limiter/memory"
+	"github.com/cityfinder/cityfinder/pkg/limiter/storetest"
+)
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) limiter.Store {
+		return memory.New(memory.WithClock(now))
+	})
+}
+
+func TestSweepForgetsIdleClients(t *testing.T) {
+	p := limiter.Policy{Max: 3, Window: 2 * time.Second}
+	tests := []struct {
+		name    string
+		idle    time.Duration
+		wantLen int
+	}{
+		{"still inside the window", p.Window - 1, 100},
+		{"a whole window idle", p.Window, 0},
+		{"long idle", time.Hour, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := storetest.NewClock(storetest.Start)
+			store := memory.New(memory.WithClock(clock.Now))
+			allowKeys(t, store, "old", 100, p)
+			clock.Advance(tt.idle)
+			store.Sweep()
+			if got := store.Len(); got != tt.wantLen {
+				t.Fatalf("Len() after %s idle and Sweep = %d, want %d", tt.idle, got, tt.wantLen)
+			}
+		})
+	}
+}
+
+// The amortised sweep runs per shard, on that shard's first request at least
+// a window after its last sweep, so new clients spread over every shard
+// clear out the idle ones without a call to Sweep.
+func TestAllowSweepsIdleClients(t *testing.T) {
+	const clients = 5000 // enough that every shard sees a new one
+	p := limiter.Policy{Max: 3, Window: 2 * time.Second}
+	tests := []struct {
+		name    string
+		idle    time.Duration
+		wantLen int
+	}{
+		{"still inside the window", p.Window - 1, 2 * clients},
+		{"a whole window idle", p.Window, clients},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := storetest.NewClock(storetest.Start)
+			store := memory.New(memory.WithClock(clock.Now))
+			allowKeys(t, store, "old", clients, p)
+			clock.Advance(tt.idle)
+			allowKeys(t, store, "new", clients, p)
+			if got := store.Len(); got != tt.wantLen {
+				t.Fatalf("Len() = %d, want %d", got, tt.wantLen)
+			}
+		})
+	}
+}
+
+func TestSweepKeepsDecisions(t *testing.T) {
+	clock := storetest.NewClock(storetest.Start)
+	store := memory.New(memory.WithClock(clock.Now))
+	p := limiter.Policy{Max: 2, Window: time.Second}
+	allowKeys(t, store, "client", 1, p)
+	allowKeys(t, store, "client", 1, p)
+	clock.Advance(time.Second)
+	store.Sweep()
+	if got := store.Len(); got != 0 {
+		t.Fatalf("Len() = %d after a whole idle window, want 0", got)
+	}
+	// A forgotten client starts afresh, as it would have anyway.
+	d, err := store.Allow(t.Context(), "client-0", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (limiter.Decision{Allowed: true, Remaining: 1, Reset: time.Second}); d != want {
+		t.Fatalf("after the sweep: %+v, want %+v", d, want)
+	}
+}
+
+// allowKeys makes one accepted request for each of the keys prefix-0 …
+// prefix-(n-1).
+func allowKeys(tb testing.TB, store *memory.Store, prefix string, n int, p limiter.Policy) {
+	tb.Helper()
+	for i := range n {
+		key := fmt.Sprintf("%s-%d", prefix, i)
+		d, err := store.Allow(tb.Context(), key, p)
+		if err != nil {
+			tb.Fatalf("Allow(%q): %v", key, err)
+		}
+		if !d.Allowed {
+			tb.Fatalf("Allow(%q) rejected: %+v", key, d)
+		}
+	}
+}
+
+// benchPolicy's window outlasts any benchmark run, so known keys stay known
+// and are never swept.
+var benchPolicy = limiter.Policy{Max: 100, Window: time.Hour}
+
+func BenchmarkAllow(b *testing.B) {
+	b.Run("hot-key", func(b *testing.B) {
+		store := memory.New()
+		b.ReportAllocs()
+		for b.Loop() {
+			mustAllow(b, store, "192.0.2.1")
+		}
+	})
+	b.Run("hot-key-parallel", func(b *testing.B) {
+		store := memory.New()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				mustAllow(b, store, "192.0.2.1")
+			}
+		})
+	})
+
+	const distinct = 100_000
+	keys := make([]string, distinct)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&0xff, i&0xff)
+	}
+	b.Run("100k-known-keys", func(b *testing.B) {
+		store := memory.New()
+		for _, k := range keys {
+			mustAllow(b, store, k)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			mustAllow(b, store, keys[i%distinct])
+			i++
+		}
+	})
+	b.Run("100k-known-keys-parallel", func(b *testing.B) {
+		store := memory.New()
+		for _, k := range keys {
+			mustAllow(b, store, k)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := rand.IntN(distinct) // so goroutines do not walk in step
+			for pb.Next() {
+				mustAllow(b, store, keys[i%distinct])
+				i += 7919 // a prime, so every key gets its turn
+			}
+		})
+	})
+	b.Run("100k-new-keys", func(b *testing.B) {
+		// Every request is a client's first until the keys run out.
+		b.ReportAllocs()
+		store := memory.New()
+		i := 0
+		for b.Loop() {
+			if i == distinct {
+				b.StopTimer()
+				store = memory.New()
+				i = 0
+				b.StartTimer()
+			}
+			mustAllow(b, store, keys[i])
+			i++
+		}
+	})
+}
+
+func mustAllow(b *testing.B, store *memory.Store, key string) {
+	if _, err := store.Allow(b.Context(), key, benchPolicy); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,73 @@
+package server_test
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/server"
+)
+
+// syntheticCities makes n plausible, reproducible cities from syllables.
+func syntheticCities(n int) []search.City {
+	syllables := []string{"ber", "lin", "ka", "ro", "ma", "sa", "to", "na", "ri", "vel", "dor", "an", "ist", "mo", "ne", "pa", "la", "gor", "tam", "bu"}
+	countries := []string{"France", "Germany", "Italy", "Spain", "Poland", "Brazil", "India", "Japan", "Kenya", "Peru"}
+	r := rand.New(rand.NewPCG(1, 2))
+	cities := make([]search.City, n)
+	for i := range cities {
+		var name strings.Builder
+		for range 2 + r.IntN(3) {
+			name.WriteString(syllables[r.IntN(len(syllables))])
+		}
+		s := name.String()
+		s = strings.ToUpper(s[:1]) + s[1:]
+		country := countries[r.IntN(len(countries))]
+		cities[i] = search.City{
+			ID: uint32(i + 1), Name: s, Slug: search.Slug(s), Country: country,
+			CountryCode: strings.ToLower(country[:2]), Subcountry: "Region " + string(rune('A'+i%26)),
+			Population: int64(r.IntN(1_000_000)),
+		}
+	}
+	return cities
+}
+
+// discardResponse is a ResponseWriter that keeps nothing but its headers,
+// so that the benchmark counts the handler's allocations, not a recorder's.
+type discardResponse struct {
+	header http.Header
+	status int
+}
+
+func (w *discardResponse) Header() http.Header         { return w.header }
+func (w *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardResponse) WriteHeader(status int)      { w.status = status }
+
+func BenchmarkSearch(b *testing.B) {
+	h := server.New(mustStore(b, syntheticCities(20_000)))
+	benchmarks := []struct {
+		name, target string
+		status       int
+	}{
+		{"prefix limit 10", "/search?q=ber", http.StatusOK},
+		{"prefix limit 100", "/search?q=ber&limit=100", http.StatusOK},
+		{"long prefix", "/search?q=berlinka", http.StatusOK},
+		{"no match", "/search?q=zzz", http.StatusOK},
+		{"too short", "/search?q=be", http.StatusBadRequest},
+	}
+	for _, bm := range benchmarks {
+		b.Run(bm.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, bm.target, nil)
+			w := &discardResponse{header: make(http.Header)}
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, req)
+			}
+			if w.status != bm.status {
+				b.Fatalf("status = %d, want %d", w.status, bm.status)
+			}
+		})
+	}
+}

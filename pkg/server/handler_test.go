@@ -1,0 +1,434 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
+	"github.com/cityfinder/cityfinder/pkg/server"
+)
+
+const jsonContentType = "application/json; charset=utf-8"
+
+// testCities is a small dataset with every folding case the tests need.
+func testCities() []search.City {
+	return []search.City{
+		newCity(745044, "İstanbul", "Turkey", "tr", "Istanbul"),
+		newCity(3012649, "Istres", "France", "fr", "Provence-Alpes-Côte d'Azur"),
+		newCity(555980, "Istra", "Russia", "ru", "Moscow Oblast"),
+		newCity(3448439, "São Paulo", "Brazil", "br", "São Paulo"),
+		newCity(2410763, "São Tomé", "Sao Tome and Principe", "st", "São Tomé Island"),
+		{ID: 2988507, Name: "Paris", Slug: "paris", Country: "France", CountryCode: "fr", Subcountry: "Île-de-France",
+			Lat: 48.85341, Lon: 2.3488, HasLocation: true},
+		newCity(2656173, "Bath", "United Kingdom", "gb", "England"),
+		newCity(1276058, "Bathinda", "India", "in", "Punjab"),
+	}
+}
+
+// The wire form of testCities, written out by hand so that a change to the
+// encoding shows up here.
+const (
+	istraJSON    = `{"name":"Istra","slug":"istra","country":"Russia","country_code":"ru","subcountry":"Moscow Oblast","id":555980}`
+	istresJSON   = `{"name":"Istres","slug":"istres","country":"France","country_code":"fr","subcountry":"Provence-Alpes-Côte d'Azur","id":3012649}`
+	istanbulJSON = `{"name":"İstanbul","slug":"istanbul","country":"Turkey","country_code":"tr","subcountry":"Istanbul","id":745044}`
+	saoPauloJSON = `{"name":"São Paulo","slug":"sao-paulo","country":"Brazil","country_code":"br","subcountry":"São Paulo","id":3448439}`
+	saoTomeJSON  = `{"name":"São Tomé","slug":"sao-tome","country":"Sao Tome and Principe","country_code":"st","subcountry":"São Tomé Island","id":2410763}`
+	parisJSON    = `{"name":"Paris","slug":"paris","country":"France","country_code":"fr","subcountry":"Île-de-France","lat":48.85341,"lon":2.3488,"id":2988507}`
+)
+
+func newCity(id uint32, name, country, code, subcountry string) search.City {
+	return search.City{ID: id, Name: name, Slug: search.Slug(name), Country: country, CountryCode: code, Subcountry: subcountry}
+}
+
+// mustStore returns a memory store with cities loaded as the small dataset.
+func mustStore(tb testing.TB, cities []search.City) *memory.Store {
+	tb.Helper()
+	store := memory.New()
+	if _, err := store.Load(tb.Context(), search.Small, &search.SliceReader{Cities: cities}); err != nil {
+		tb.Fatalf("load small: %v", err)
+	}
+	return store
+}
+
+// searcherFunc adapts a function to search.Searcher.
+type searcherFunc func(ctx context.Context, q search.Query) ([]search.City, error)
+
+func (f searcherFunc) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+	return f(ctx, q)
+}
+
+// unreachable is a Searcher for requests that must be answered before the store.
+func unreachable(tb testing.TB) search.Searcher {
+	return searcherFunc(func(_ context.Context, q search.Query) ([]search.City, error) {
+		tb.Errorf("store asked for %+v", q)
+		return []search.City{}, nil
+	})
+}
+
+// do sends one request to h and returns the recorded response.
+func do(tb testing.TB, h http.Handler, method, target string) *httptest.ResponseRecorder {
+	tb.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec
+}
+
+// assertJSON checks a response's status, JSON content type and exact body.
+func assertJSON(tb testing.TB, rec *httptest.ResponseRecorder, wantStatus int, wantBody string) {
+	tb.Helper()
+	if rec.Code != wantStatus {
+		tb.Errorf("status = %d, want %d (body %s)", rec.Code, wantStatus, rec.Body)
+	}
+	if got := rec.Header().Get("Content-Type"); got != jsonContentType {
+		tb.Errorf("Content-Type = %q, want %q", got, jsonContentType)
+	}
+	if got := rec.Body.String(); got != wantBody {
+		tb.Errorf("body =\n%s\nwant\n%s", got, wantBody)
+	}
+}
+
+func TestSearchAnswersMatchingCities(t *testing.T) {
+	h := server.New(mustStore(t, testCities()))
+	ist := "[" + istraJSON + "," + istresJSON + "," + istanbulJSON + "]"
+	tests := []struct {
+		name, target, want string
+	}{
+		{"prefix lists matches shortest first", "/search?q=ist", ist},
+		{"upper case folds", "/search?q=IST", ist},
+		{"dotted capital I folds", "/search?q=%C4%B0st", ist},
+		{"dotless i folds", "/search?q=%C4%B1st", ist},
+		{"explicit small dataset and limit", "/search?q=ist&dataset=small&limit=3", ist},
+		{"space is kept as a word gap", "/search?q=sao%20p", "[" + saoPauloJSON + "]"},
+		{"plus is a space", "/search?q=sao+p", "[" + saoPauloJSON + "]"},
+		{"diacritics fold", "/search?q=s%C3%A3o%20p", "[" + saoPauloJSON + "]"},
+		{"punctuation folds to a word gap", "/search?q=SAO_P", "[" + saoPauloJSON + "]"},
+		{"shorter slug first when there is no population", "/search?q=sao", "[" + saoTomeJSON + "," + saoPauloJSON + "]"},
+		{"surrounding unicode spaces are trimmed", "/search?q=%C2%A0%20sao-t%20", "[" + saoTomeJSON + "]"},
+		{"location is encoded", "/search?q=paris", "[" + parisJSON + "]"},
+		{"limit caps the answer", "/search?q=ist&limit=1", "[" + istraJSON + "]"},
+		{"limit 100 is allowed", "/search?q=ist&limit=100", ist},
+		{"no match is an empty array", "/search?q=zzz", "[]"},
+		{"100 letters are allowed", "/search?q=" + strings.Repeat("a", 100), "[]"},
+		{"surrounding spaces do not count toward the length", "/search?q=%20" + strings.Repeat("a", 100) + "%20%20", "[]"},
+		{"three letters that fold to nothing match nothing", "/search?q=" + url.QueryEscape("𠀀𠀁𠀂"), "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertJSON(t, do(t, h, http.MethodGet, tt.target), http.StatusOK, tt.want)
+		})
+	}
+}
+
+func TestSearchRejectsBadInput(t *testing.T) {
+	h := server.New(unreachable(t))
+	const tooShort = `{"message":"Enter at least 3 letters"}`
+	tests := []struct {
+		name, target, want string
+	}{
+		{"two letters", "/search?q=is", tooShort},
+		{"two letters padded with spaces", "/search?q=%20%20is%20", tooShort},
+		{"missing q", "/search", tooShort},
+		{"empty q", "/search?q=", tooShort},
+		{"two letters, one of them two bytes", "/search?q=%C4%B0s", tooShort},
+		{"trailing space is not a letter", "/search?q=ab+", tooShort},
+		{"punctuation is not a letter", "/search?q=a-b", tooShort},
+		{"symbols only", "/search?q=!!!", tooShort},
+		{"unknown dataset", "/search?q=ist&dataset=huge", `{"message":"Unknown dataset \"huge\": use small or large"}`},
+		{"dataset names are case sensitive", "/search?q=ist&dataset=Small", `{"message":"Unknown dataset \"Small\": use small or large"}`},
+		{"limit 0", "/search?q=ist&limit=0", `{"message":"Invalid limit \"0\": use a whole number from 1 to 100"}`},
+		{"limit 101", "/search?q=ist&limit=101", `{"message":"Invalid limit \"101\": use a whole number from 1 to 100"}`},
+		{"negative limit", "/search?q=ist&limit=-1", `{"message":"Invalid limit \"-1\": use a whole number from 1 to 100"}`},
+		{"limit not a number", "/search?q=ist&limit=abc", `{"message":"Invalid limit \"abc\": use a whole number from 1 to 100"}`},
+		{"fractional limit", "/search?q=ist&limit=1.5", `{"message":"Invalid limit \"1.5\": use a whole number from 1 to 100"}`},
+		{"101 letters", "/search?q=" + strings.Repeat("a", 101), `{"message":"Query is too long: use at most 100 characters"}`},
+		{"101 two-byte letters", "/search?q=" + strings.Repeat("%C3%A9", 101), `{"message":"Query is too long: use at most 100 characters"}`},
+		{"invalid UTF-8", "/search?q=%ff%fe%fd", `{"message":"Query is not valid UTF-8"}`},
+		{"HTML in a message is not escaped", "/search?q=ist&dataset=%3Cb%3E", `{"message":"Unknown dataset \"<b>\": use small or large"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertJSON(t, do(t, h, http.MethodGet, tt.target), http.StatusBadRequest, tt.want)
+		})
+	}
+}
+
+func TestSearchPassesFoldedQueryToStore(t *testing.T) {
+	tests := []struct {
+		name, target string
+		want         search.Query
+	}{
+		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: search.DefaultLimit}},
+		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 10}},
+		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100}},
+		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []search.Query
+			h := server.New(searcherFunc(func(_ context.Context, q search.Query) ([]search.City, error) {
+				got = append(got, q)
+				return []search.City{}, nil
+			}))
+			assertJSON(t, do(t, h, http.MethodGet, tt.target), http.StatusOK, "[]")
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("store got %+v, want [%+v]", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	closed := memory.New()
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	fail := func(err error) search.Searcher {
+		return searcherFunc(func(context.Context, search.Query) ([]search.City, error) { return nil, err })
+	}
+
+	tests := []struct {
+		name       string
+		searcher   search.Searcher
+		ctx        context.Context
+		target     string
+		wantStatus int
+		wantBody   string
+		wantLevel  string // of the "request failed" line; "" for no line
+		wantLog    string // in that line
+	}{
+		{
+			name: "never imported dataset names the import command", searcher: memory.New(),
+			target: "/search?q=ist", wantStatus: http.StatusServiceUnavailable,
+			wantBody:  "{\"message\":\"Dataset small is empty: run `cityfinder import --dataset small`\"}",
+			wantLevel: "WARN", wantLog: "dataset small is empty",
+		},
+		{
+			name: "the command names the dataset asked for", searcher: mustStore(t, testCities()),
+			target: "/search?q=ist&dataset=large", wantStatus: http.StatusServiceUnavailable,
+			wantBody:  "{\"message\":\"Dataset large is empty: run `cityfinder import --dataset large`\"}",
+			wantLevel: "WARN", wantLog: "dataset large is empty",
+		},
+		{
+			name: "unavailable store", searcher: closed,
+			target: "/search?q=ist", wantStatus: http.StatusServiceUnavailable,
+			wantBody:  `{"message":"Search is unavailable, try again later"}`,
+			wantLevel: "WARN", wantLog: "store unavailable",
+		},
+		{
+			name:     "unexpected error is internal and logged, not shown",
+			searcher: fail(fmt.Errorf("read /var/lib/cityfinder/small.db: %w", errors.New("disk on fire"))),
+			target:   "/search?q=ist", wantStatus: http.StatusInternalServerError,
+			wantBody:  `{"message":"internal error"}`,
+			wantLevel: "ERROR", wantLog: `search dataset small for \"ist\" (limit 10): read /var/lib/cityfinder/small.db: disk on fire`,
+		},
+		{
+			name: "store stricter than the contract", searcher: fail(fmt.Errorf("%w: no", search.ErrInvalidQuery)),
+			target: "/search?q=ist", wantStatus: http.StatusBadRequest,
+			wantBody: `{"message":"Invalid query"}`,
+		},
+		{
+			name: "store timeout", searcher: fail(fmt.Errorf("query: %w", context.DeadlineExceeded)),
+			target: "/search?q=ist", wantStatus: http.StatusServiceUnavailable,
+			wantBody:  `{"message":"Search took too long, try again later"}`,
+			wantLevel: "WARN", wantLog: "context deadline exceeded",
+		},
+		{
+			name: "client gone is not an error", searcher: mustStore(t, testCities()), ctx: canceled,
+			target: "/search?q=ist", wantStatus: 499,
+			wantBody:  `{"message":"Request canceled"}`,
+			wantLevel: "DEBUG", wantLog: "context canceled",
+		},
+		{
+			name:     "nil result is an empty array",
+			searcher: searcherFunc(func(context.Context, search.Query) ([]search.City, error) { return nil, nil }),
+			target:   "/search?q=ist", wantStatus: http.StatusOK, wantBody: "[]",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			h := server.New(tt.searcher, server.WithLogger(logger))
+			req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+			if tt.ctx != nil {
+				req = req.WithContext(tt.ctx)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+
+			assertJSON(t, rec, tt.wantStatus, tt.wantBody)
+			failed := grepLines(logs.String(), `msg="request failed"`)
+			switch {
+			case tt.wantLevel == "" && failed != "":
+				t.Errorf("logged a failure:\n%s", failed)
+			case tt.wantLevel != "" && (!strings.Contains(failed, "level="+tt.wantLevel+" ") || !strings.Contains(failed, tt.wantLog)):
+				t.Errorf("failure log is not at %s with %q:\n%s", tt.wantLevel, tt.wantLog, logs.String())
+			}
+			if !strings.Contains(logs.String(), "component=server") {
+				t.Errorf("log lacks component=server:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// grepLines returns the lines of s that contain substr.
+func grepLines(s, substr string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+func TestSearchMiddlewareWrapsOnlySearch(t *testing.T) {
+	mark := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Limited", "yes")
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := server.New(mustStore(t, testCities()), server.WithSearchMiddleware(mark))
+	tests := []struct {
+		name, method, target string
+		wantStatus           int
+		wantMark             string
+	}{
+		{"search", http.MethodGet, "/search?q=ist", http.StatusOK, "yes"},
+		{"rejected search", http.MethodGet, "/search?q=is", http.StatusBadRequest, "yes"},
+		{"other method on search", http.MethodPost, "/search?q=ist", http.StatusMethodNotAllowed, ""},
+		{"unknown route", http.MethodGet, "/health", http.StatusNotFound, ""},
+		{"path under search", http.MethodGet, "/search/x?q=ist", http.StatusNotFound, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := do(t, h, tt.method, tt.target)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("status = %d, want %d", rec.Code, tt.wantStatus)
+			}
+			if got := rec.Header().Get("X-Limited"); got != tt.wantMark {
+				t.Errorf("X-Limited = %q, want %q", got, tt.wantMark)
+			}
+		})
+	}
+}
+
+func TestSearchMiddlewareCanReject(t *testing.T) {
+	reject := func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		})
+	}
+	h := server.New(unreachable(t), server.WithSearchMiddleware(reject))
+	if rec := do(t, h, http.MethodGet, "/search?q=ist"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("status = %d, want 429", rec.Code)
+	}
+}
+
+func TestNilSearchMiddlewareIsNone(t *testing.T) {
+	h := server.New(mustStore(t, testCities()), server.WithSearchMiddleware(nil))
+	assertJSON(t, do(t, h, http.MethodGet, "/search?q=ist&limit=1"), http.StatusOK, "["+istraJSON+"]")
+}
+
+func TestRoutes(t *testing.T) {
+	h := server.New(unreachable(t))
+	tests := []struct {
+		name, method, target string
+		wantStatus           int
+		wantBody, wantAllow  string
+	}{
+		{"POST search is not allowed", http.MethodPost, "/search?q=ist", http.StatusMethodNotAllowed, `{"message":"Method not allowed"}`, "GET, HEAD"},
+		{"DELETE search is not allowed", http.MethodDelete, "/search", http.StatusMethodNotAllowed, `{"message":"Method not allowed"}`, "GET, HEAD"},
+		{"unknown route", http.MethodGet, "/nope", http.StatusNotFound, `{"message":"Not found"}`, ""},
+		{"root", http.MethodGet, "/", http.StatusNotFound, `{"message":"Not found"}`, ""},
+		{"POST unknown route", http.MethodPost, "/nope", http.StatusNotFound, `{"message":"Not found"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := do(t, h, tt.method, tt.target)
+			assertJSON(t, rec, tt.wantStatus, tt.wantBody)
+			if got := rec.Header().Get("Allow"); got != tt.wantAllow {
+				t.Errorf("Allow = %q, want %q", got, tt.wantAllow)
+			}
+		})
+	}
+}
+
+func TestAccessLog(t *testing.T) {
+	tests := []struct {
+		name  string
+		level slog.Level
+		want  []string // substrings of the one access line; nil for no line
+	}{
+		{"one line per request at debug", slog.LevelDebug,
+			[]string{"msg=request", "component=server", "method=GET", "path=/search", "query=\"q=is\"", "status=400", "bytes=38"}},
+		{"nothing above debug", slog.LevelInfo, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tt.level}))
+			h := server.New(unreachable(t), server.WithLogger(logger))
+			do(t, h, http.MethodGet, "/search?q=is")
+
+			lines := grepLines(logs.String(), "msg=request")
+			if tt.want == nil {
+				if lines != "" {
+					t.Errorf("logged %q, want nothing", lines)
+				}
+				return
+			}
+			if strings.Count(lines, "\n") != 1 {
+				t.Fatalf("access lines = %q, want one", lines)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(lines, w) {
+					t.Errorf("access line %q lacks %q", lines, w)
+				}
+			}
+		})
+	}
+}
+
+func FuzzSearchQuery(f *testing.F) {
+	for _, q := range []string{"ist", "İst", "ıst", "sao p", "SAO_P", "is", "a-b", "!!!", "\xff\xfe\xfd", "𠀀𠀁𠀂", " \u00a0ist\t", strings.Repeat("é", 101)} {
+		f.Add(q)
+	}
+	h := server.New(mustStore(f, testCities()))
+	f.Fuzz(func(t *testing.T, q string) {
+		rec := do(t, h, http.MethodGet, "/search?"+url.Values{"q": {q}}.Encode())
+		switch rec.Code {
+		case http.StatusOK:
+			var cities []search.City
+			if err := json.Unmarshal(rec.Body.Bytes(), &cities); err != nil || cities == nil {
+				t.Fatalf("q=%q: 200 body %s is not a JSON array: %v", q, rec.Body, err)
+			}
+			prefix := search.Slug(strings.TrimSpace(q))
+			for _, c := range cities {
+				if !strings.HasPrefix(c.Slug, prefix) {
+					t.Errorf("q=%q: %s does not start with %q", q, c.Slug, prefix)
+				}
+			}
+		case http.StatusBadRequest:
+			var body struct{ Message string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Message == "" {
+				t.Fatalf("q=%q: 400 body %s has no message: %v", q, rec.Body, err)
+			}
+		default:
+			t.Fatalf("q=%q: status %d, want 200 or 400 (body %s)", q, rec.Code, rec.Body)
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// badRequest is a problem with the request that the client can fix; its
+// text is the message the client sees.
+type badRequest string
+
+func (e badRequest) Error() string { return string(e) }
+
+// searchError is a store's error for one query. It keeps the query so that
+// the client's message can name the dataset without repeating the store's
+// own text, and so that the log says which query failed.
+type searchError struct {
+	query search.Query
+	err   error
+}
+
+func (e *searchError) Error() string {
+	return fmt.Sprintf("search dataset %s for %q (limit %d): %v", e.query.Dataset, e.query.Prefix, e.query.Limit, e.err)
+}
+
+func (e *searchError) Unwrap() error { return e.err }
+
+// statusClientClosedRequest is nginx's status for a client that left before
+// the answer was ready. Nobody reads it but the access log.
+const statusClientClosedRequest = 499
+
+// errorResponse is the one place that turns an error into an HTTP status
+// and the message the client sees. Messages never carry an error's own text
+// unless the error was written for the client (badRequest).
+func errorResponse(err error) (status int, message string) {
+	var bad badRequest
+	switch {
+	case errors.As(err, &bad):
+		return http.StatusBadRequest, string(bad)
+	case errors.Is(err, search.ErrEmptyDataset):
+		var se *searchError
+		if errors.As(err, &se) {
+			d := se.query.Dataset
+			return http.StatusServiceUnavailable, fmt.Sprintf("Dataset %s is empty: run `cityfinder import --dataset %s`", d, d)
+		}
+		return http.StatusServiceUnavailable, "Dataset is empty: run `cityfinder import`"
+	case errors.Is(err, search.ErrUnavailable):
+		return http.StatusServiceUnavailable, "Search is unavailable, try again later"
+	case errors.Is(err, search.ErrUnknownDataset), errors.Is(err, search.ErrInvalidQuery):
+		// parseSearch checks the same rules first, so only a store stricter
+		// than the contract gets here; still the query's fault.
+		return http.StatusBadRequest, "Invalid query"
+	case errors.Is(err, context.Canceled):
+		return statusClientClosedRequest, "Request canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "Search took too long, try again later"
+	default:
+		return http.StatusInternalServerError, "internal error"
+	}
+}
+
+// fail answers r with err's status and message, and logs the errors that
+// are the server's problem: a bug (500) at Error, a store that is down, empty
+// or slow (503, the operator has something to do) at Warn, a client that
+// left at Debug. Client errors (4xx) show only in the access log.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, message := errorResponse(err)
+	level := slog.LevelWarn
+	switch {
+	case status == statusClientClosedRequest:
+		level = slog.LevelDebug
+	case status == http.StatusInternalServerError:
+		level = slog.LevelError
+	case status < http.StatusInternalServerError:
+		h.writeMessage(w, status, message)
+		return
+	}
+	h.logger.LogAttrs(r.Context(), level, "request failed",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", status), slog.Any("error", err))
+	h.writeMessage(w, status, message)
+}
+
+// messageBody is the JSON body of every error.
+type messageBody struct {
+	Message string `json:"message"`
+}
+
+// writeMessage writes {"message": message} with status.
+func (h *handler) writeMessage(w http.ResponseWriter, status int, message string) {
+	h.writeJSON(w, status, messageBody{Message: message})
+}
+
+// Header values shared by every JSON response. net/http only reads them,
+// so one slice each saves an allocation per response.
+var (
+	jsonContentType = []string{"application/json; charset=utf-8"}
+	noSniff         = []string{"nosniff"}
+)
+
+// internalErrorBody is what writeJSON sends when it cannot encode v.
+const internalErrorBody = `{"message":"internal error"}`
+
+// writeJSON writes status and v as JSON. It encodes into a pooled buffer
+// first, so that an encoding error still gets a clean 500 and the response
+// has a Content-Length.
+func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
+	buf := jsonBuffers.Get().(*jsonBuffer)
+	defer buf.release()
+
+	body, err := buf.encode(v)
+	if err != nil {
+		h.logger.Error("encode response", slog.Any("error", err))
+		status, body = http.StatusInternalServerError, []byte(internalErrorBody)
+	}
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonContentType
+	hdr["X-Content-Type-Options"] = noSniff
+	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	// An error here means the client is gone; there is no one left to tell.
+	_, _ = w.Write(body)
+}
+
+// jsonBuffer is an encoder bound to its buffer, pooled across responses.
+type jsonBuffer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxPooledBuffer keeps the pool from holding on to the rare huge response.
+const maxPooledBuffer = 64 << 10
+
+var jsonBuffers = sync.Pool{New: func() any {
+	b := new(jsonBuffer)
+	b.enc = json.NewEncoder(&b.buf)
+	b.enc.SetEscapeHTML(false) // names and messages stay readable
+	return b
+}}
+
+// encode returns v as JSON without the newline that Encode appends. The
+// bytes are valid until release.
+func (b *jsonBuffer) encode(v any) ([]byte, error) {
+	b.buf.Reset()
+	if err := b.enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return bytes.TrimSuffix(b.buf.Bytes(), []byte("\n")), nil
+}
+
+func (b *jsonBuffer) release() {
+	if b.buf.Cap() > maxPooledBuffer {
+		return
+	}
+	jsonBuffers.Put(b)
+}
