@@ -70,10 +70,19 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 )
 
-// EmptyDatasetError wraps ErrEmptyDataset with the command that fixes it.
+// EmptyDatasetError returns an error that matches ErrEmptyDataset and names
+// the command that fills dataset d.
 func EmptyDatasetError(d Dataset) error {
-	return fmt.Errorf("%w: dataset %s is empty: run `cityfinder import --dataset %s`", ErrEmptyDataset, d, d)
+	return &emptyDatasetError{d}
 }
+
+type emptyDatasetError struct{ d Dataset }
+
+func (e *emptyDatasetError) Error() string {
+	return fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", e.d, e.d)
+}
+
+func (e *emptyDatasetError) Is(target error) bool { return target == ErrEmptyDataset }
 
 // Query asks a store for the best cities of one dataset that start with a prefix.
 type Query struct {

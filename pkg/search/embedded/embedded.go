@@ -226,7 +226,7 @@ func (s *Store) reload(d search.Dataset) error {
 	prev := s.snaps[d]
 	s.snaps[d], s.files[d] = snap, fi
 	s.mu.Unlock()
-	s.log.Info("dataset mapped", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
+	s.log.Debug("dataset mapped", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
 	if prev != nil {
 		return prev.close() // no search holds it: they run under the read lock
 	}
