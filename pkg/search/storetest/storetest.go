@@ -405,4 +405,3 @@ func testReference(t *testing.T, open Opener) {
 		}
 	}
 }
-

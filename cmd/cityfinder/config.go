@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// config is every setting of a run, decoded from flags, CITYFINDER_*
+// environment variables, the config file and defaults, in that order.
+type config struct {
+	DataDir string `mapstructure:"data_dir"`
+	Dataset string `mapstructure:"dataset"`
+	Log     struct {
+		Level string `mapstructure:"level"`
+	} `mapstructure:"log"`
+	Server struct {
+		Addr string `mapstructure:"addr"`
+	} `mapstructure:"server"`
+	Limiter struct {
+		Window time.Duration `mapstructure:"window"`
+		Max    int           `mapstructure:"max"`
+	} `mapstructure:"limiter"`
+}
+
+// setting ties a config key to the flag that overrides it. Its environment
+// variable is CITYFINDER_ plus the flag name in upper case with '_' for '-'.
+type setting struct {
+	key, flag string
+	def       any
+	usage     string
+}
+
+var (
+	settingConfig   = setting{"", "config", "", "YAML config file (see configs/cityfinder.yaml)"}
+	settingDataDir  = setting{"data_dir", "data-dir", "./data", "directory of the embedded store"}
+	settingLogLevel = setting{"log.level", "log-level", "info", "log level: debug, info, warn or error"}
+	settingDataset  = setting{"dataset", "dataset", string(search.Small), "dataset: small or large"}
+	settingAddr     = setting{"server.addr", "addr", "127.0.0.1:8080", "address to listen on"}
+	settingWindow   = setting{"limiter.window", "window", 3 * time.Second, "rate limit window per client"}
+	settingMax      = setting{"limiter.max", "max", 5, "searches allowed per client in one window"}
+)
+
+// allSettings are the settings with a config key, for defaults and env.
+var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax}
+
+func (s setting) env() string {
+	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
+}
+
+// addFlag defines s's flag on fs with s's default and usage.
+func addFlag(fs *pflag.FlagSet, s setting) {
+	usage := s.usage
+	if s.key != "" || s.flag == "config" {
+		usage += " (env " + s.env() + ")"
+	}
+	switch d := s.def.(type) {
+	case string:
+		fs.String(s.flag, d, usage)
+	case int:
+		fs.Int(s.flag, d, usage)
+	case time.Duration:
+		fs.Duration(s.flag, d, usage)
+	default:
+		panic(fmt.Sprintf("setting %s: unsupported default %T", s.flag, d))
+	}
+}
+
+// loadConfig builds the run's configuration from a fresh viper instance:
+// flags that were set > CITYFINDER_* environment > config file > defaults.
+func loadConfig(flags *pflag.FlagSet) (*config, error) {
+	v := viper.New()
+	for _, s := range allSettings {
+		v.SetDefault(s.key, s.def)
+		if err := v.BindEnv(s.key, s.env()); err != nil {
+			return nil, err
+		}
+		if f := flags.Lookup(s.flag); f != nil {
+			if err := v.BindPFlag(s.key, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	path, _ := flags.GetString(settingConfig.flag)
+	if path == "" {
+		path = os.Getenv(settingConfig.env())
+	}
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("read config file %s: %w", path, err)
+		}
+	}
+	var cfg config
+	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.ErrorUnused = true // a misspelt key in the file is an error, not ignored
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if _, err := search.ParseDataset(c.Dataset); err != nil {
+		errs = append(errs, fmt.Errorf("invalid --dataset: %w", err))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("invalid --data-dir: empty"))
+	}
+	if c.Limiter.Window <= 0 {
+		errs = append(errs, fmt.Errorf("invalid --window %s: must be positive", c.Limiter.Window))
+	}
+	if c.Limiter.Max <= 0 {
+		errs = append(errs, fmt.Errorf("invalid --max %d: must be at least 1", c.Limiter.Max))
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

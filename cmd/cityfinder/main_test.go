@@ -1,0 +1,351 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// runCLI runs one command line through the real command tree.
+func runCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	return runCLIContext(t.Context(), args...)
+}
+
+func runCLIContext(ctx context.Context, args ...string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+func mustRunCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatalf("cityfinder %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestImportThenQuery(t *testing.T) {
+	csv := shareddata.Path(t, "world-cities-2016.csv")
+	dir := t.TempDir()
+	out := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
+	if !strings.HasPrefix(out, "imported 22951 of 23018 rows into small (0 rejected, 67 duplicates) in ") {
+		t.Errorf("import summary = %q", out)
+	}
+
+	out = mustRunCLI(t, "query", "istanbul", "--data-dir", dir)
+	if got, want := strings.Fields(out), []string{"İstanbul", "Turkey", "Istanbul"}; !equal(got, want) {
+		t.Errorf("query istanbul printed %q, want the fields %q", out, want)
+	}
+
+	out = mustRunCLI(t, "query", "SAO", "P", "--data-dir", dir, "--json", "--limit", "2")
+	var cities []search.City
+	if err := json.Unmarshal([]byte(out), &cities); err != nil {
+		t.Fatalf("query --json printed %q: %v", out, err)
+	}
+	if len(cities) != 2 || cities[0].Name != "São Paulo" || cities[0].Slug != "sao-paulo" || cities[0].Country != "Brazil" {
+		t.Errorf("query \"SAO P\" --json = %+v, want São Paulo first of 2", cities)
+	}
+
+	out = mustRunCLI(t, "query", "qqqqq", "--data-dir", dir, "--json")
+	if out != "[]\n" {
+		t.Errorf("no match with --json printed %q, want []", out)
+	}
+}
+
+func TestImportReportsMalformedRows(t *testing.T) {
+	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\n"+
+		"Paris,France,Ile-de-France,2988507\n"+
+		"Broken,France\n"+
+		"Lyon,France,Auvergne-Rhone-Alpes,2996944\n")
+	dir := t.TempDir()
+	out, errOut, err := runCLI(t, "import", "--file", csv, "--data-dir", dir)
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if !strings.Contains(out, "imported 2 of 3 rows into small (1 rejected") {
+		t.Errorf("summary %q does not count the rejected row", out)
+	}
+	if !strings.Contains(errOut, "line 3") {
+		t.Errorf("stderr %q does not name line 3", errOut)
+	}
+	if got := mustRunCLI(t, "query", "lyon", "--data-dir", dir); !strings.Contains(got, "Lyon") {
+		t.Errorf("rows after the bad one were lost: %q", got)
+	}
+
+	_, _, err = runCLI(t, "import", "--file", csv, "--data-dir", t.TempDir(), "--strict")
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("import --strict: err = %v, want one naming line 3", err)
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	empty := t.TempDir()
+	bad := writeFile(t, "bad.yaml", "limiter:\n  windw: 3s\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"import", "--file", "/no/such/file.csv", "--data-dir", empty}, "/no/such/file.csv"},
+		{"unreadable csv", []string{"import", "--file", writeFile(t, "x.csv", "not,a,cities\nfile\n"), "--data-dir", empty}, "header"},
+		{"empty dataset", []string{"query", "istanbul", "--data-dir", empty}, "dataset small is empty: run `cityfinder import --dataset small`"},
+		{"unknown dataset", []string{"query", "ist", "--dataset", "huge", "--data-dir", empty}, `unknown dataset "huge"`},
+		{"zero window", []string{"serve", "--window", "0s", "--data-dir", empty}, "invalid --window 0s"},
+		{"negative max", []string{"serve", "--max", "-1", "--data-dir", empty}, "invalid --max -1"},
+		{"bad limit", []string{"query", "ist", "--limit", "0", "--data-dir", empty}, "invalid --limit 0"},
+		{"query without letters", []string{"query", "--data-dir", empty, "--", "---"}, "no letters"},
+		{"misspelt config key", []string{"--config", bad, "query", "ist"}, "windw"},
+		{"missing config file", []string{"--config", "/no/such.yaml", "query", "ist"}, "/no/such.yaml"},
+		{"large without file", []string{"import", "--dataset", "large", "--data-dir", empty}, "--file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runCLI(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("cityfinder %s: err = %v, want one containing %q", strings.Join(tc.args, " "), err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunPrintsOneErrorLine(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"query", "ist", "--data-dir", t.TempDir()}, &out, &errOut)
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if got := errOut.String(); got != "cityfinder: dataset small is empty: run `cityfinder import --dataset small`\n" {
+		t.Errorf("stderr = %q", got)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if out := mustRunCLI(t, "version"); out != "cityfinder dev\n" {
+		t.Errorf("version printed %q", out)
+	}
+}
+
+// Each layer of the configuration overrides the ones below it:
+// flag > CITYFINDER_* environment > config file > default.
+func TestConfigPrecedence(t *testing.T) {
+	file := writeFile(t, "cityfinder.yaml", "data_dir: /from/file\nlimiter:\n  window: 10s\n  max: 7\nserver:\n  addr: 127.0.0.1:1111\n")
+	for _, tc := range []struct {
+		name       string
+		env        map[string]string
+		args       []string
+		wantDir    string
+		wantWindow time.Duration
+		wantMax    int
+	}{
+		{"defaults", nil, nil, "./data", 3 * time.Second, 5},
+		{"config file", nil, []string{"--config", file}, "/from/file", 10 * time.Second, 7},
+		{"config file from env", map[string]string{"CITYFINDER_CONFIG": file}, nil, "/from/file", 10 * time.Second, 7},
+		{"env over file", map[string]string{"CITYFINDER_WINDOW": "20s", "CITYFINDER_DATA_DIR": "/from/env"},
+			[]string{"--config", file}, "/from/env", 20 * time.Second, 7},
+		{"flag over env", map[string]string{"CITYFINDER_WINDOW": "20s", "CITYFINDER_MAX": "8"},
+			[]string{"--config", file, "--window", "30s", "--data-dir", "/from/flag"}, "/from/flag", 30 * time.Second, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			root := newRootCmd()
+			cmd, rest, err := root.Find([]string{"serve"})
+			if err != nil || len(rest) != 0 {
+				t.Fatalf("find serve: %v %v", rest, err)
+			}
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := loadConfig(cmd.Flags())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.DataDir != tc.wantDir || cfg.Limiter.Window != tc.wantWindow || cfg.Limiter.Max != tc.wantMax {
+				t.Errorf("got data_dir %q window %s max %d, want %q %s %d",
+					cfg.DataDir, cfg.Limiter.Window, cfg.Limiter.Max, tc.wantDir, tc.wantWindow, tc.wantMax)
+			}
+		})
+	}
+}
+
+// The example config file documents every key and decodes cleanly.
+func TestExampleConfig(t *testing.T) {
+	root := newRootCmd()
+	cmd, _, _ := root.Find([]string{"serve"})
+	if err := cmd.ParseFlags([]string{"--config", filepath.Join("..", "..", "configs", "cityfinder.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(cmd.Flags())
+	if err != nil {
+		t.Fatalf("configs/cityfinder.yaml: %v", err)
+	}
+	if cfg.Limiter.Window != 3*time.Second || cfg.Limiter.Max != 5 || cfg.Server.Addr != "127.0.0.1:8080" {
+		t.Errorf("example config decodes to %+v, want the defaults", cfg)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServe runs `cityfinder serve` until the test ends and waits until it answers.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...)...)
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/") // not rate limited
+		if err == nil {
+			resp.Body.Close()
+			return "http://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not answer on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func TestServe(t *testing.T) {
+	csv := shareddata.Path(t, "world-cities-2016.csv")
+	dir := t.TempDir()
+	mustRunCLI(t, "import", "--file", csv, "--data-dir", dir)
+	base := startServe(t, "--data-dir", dir, "--window", "1500ms", "--max", "2")
+
+	code, body := get(t, base+"/search?q=istanbul")
+	if code != 200 || !strings.HasPrefix(body, `[{"name":"İstanbul","slug":"istanbul","country":"Turkey"`) {
+		t.Errorf("GET /search?q=istanbul = %d %s", code, body)
+	}
+	code, body = get(t, base+"/search?q=ist&dataset=large")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "cityfinder import --dataset large") {
+		t.Errorf("search of the empty large dataset = %d %s, want 503 naming the import", code, body)
+	}
+	code, body = get(t, base+"/search?q=par")
+	if code != http.StatusTooManyRequests || body != `{"message":"You can only do 2 searches in 1.5 seconds"}` {
+		t.Errorf("third search in the window = %d %s, want the 429 of the configured policy", code, body)
+	}
+
+	_, _, err := runCLI(t, "serve", "--addr", strings.TrimPrefix(base, "http://"), "--data-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("second serve on the same port: err = %v, want address already in use", err)
+	}
+}
+
+// A running serve switches to a re-imported dataset by itself, and every
+// answer meanwhile comes from the old or the new data, never an error.
+func TestServeSeesReimport(t *testing.T) {
+	dir := t.TempDir()
+	first := writeFile(t, "first.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,1\nParma,Italy,Emilia-Romagna,2\n")
+	second := writeFile(t, "second.csv", "name,country,subcountry,geonameid\nParla,Spain,Madrid,3\n")
+	mustRunCLI(t, "import", "--file", first, "--data-dir", dir)
+	base := startServe(t, "--data-dir", dir, "--max", "100000")
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 1)
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := http.Get(base + "/search?q=par")
+			if err != nil {
+				errs <- err
+				return
+			}
+			var cities []search.City
+			err = json.NewDecoder(resp.Body).Decode(&cities)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 || (len(cities) != 2 && len(cities) != 1) {
+				errs <- fmt.Errorf("during re-import: status %d, %d cities, %v", resp.StatusCode, len(cities), err)
+				return
+			}
+		}
+	})
+	mustRunCLI(t, "import", "--file", second, "--data-dir", dir)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := get(t, base+"/search?q=par")
+		if strings.Contains(body, "Parla") && !strings.Contains(body, "Paris") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve still answers %s 10s after the re-import", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Error(err)
+	default:
+	}
+}
+
+func equal(a, b []string) bool {
+	return len(a) == len(b) && strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+type queryOptions struct {
+	Limit int
+	JSON  bool
+}
+
+func newQueryCmd(a *app) *cobra.Command {
+	var opts queryOptions
+	cmd := &cobra.Command{
+		Use:   "query PREFIX",
+		Short: "Print the best matches for a prefix, straight from the store",
+		Example: `  cityfinder query istanbul
+  cityfinder query "sao p" --json
+  cityfinder query san --dataset large --limit 20`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runQuery(cmd.Context(), a, cmd.OutOrStdout(), opts, strings.Join(args, " "))
+		},
+	}
+	addFlag(cmd.Flags(), settingDataset)
+	cmd.Flags().IntVar(&opts.Limit, "limit", search.DefaultLimit, fmt.Sprintf("how many matches to print (1..%d)", search.MaxLimit))
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array, as the HTTP API does")
+	return cmd
+}
+
+func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, text string) error {
+	prefix := search.Slug(text)
+	if prefix == "" {
+		return fmt.Errorf("query %q has no letters or digits", text)
+	}
+	if opts.Limit < 1 || opts.Limit > search.MaxLimit {
+		return fmt.Errorf("invalid --limit %d: use 1..%d", opts.Limit, search.MaxLimit)
+	}
+	store, err := openStore(a, false)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cities, err := store.Search(ctx, search.Query{Dataset: search.Dataset(a.cfg.Dataset), Prefix: prefix, Limit: opts.Limit})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(cities)
+	}
+	if len(cities) == 0 {
+		_, err := fmt.Fprintf(out, "no cities matching %q\n", text)
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, c := range cities {
+		division := c.Subcountry
+		if division == "" {
+			division = c.Region
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s", c.Name, c.Country, division)
+		if c.Population > 0 {
+			fmt.Fprintf(tw, "\t%s", strconv.FormatInt(c.Population, 10))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}

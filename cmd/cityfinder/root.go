@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// app is what the commands share once the root has read the configuration.
+type app struct {
+	cfg    *config
+	logger *slog.Logger
+}
+
+func newRootCmd() *cobra.Command {
+	a := &app{}
+	root := &cobra.Command{
+		Use:   "cityfinder",
+		Short: "Find cities by the first letters of their names",
+		Long: `cityfinder imports city datasets into a store, answers prefix queries from
+the command line and serves them over a rate-limited HTTP API.
+
+Settings come from flags, then CITYFINDER_* environment variables, then the
+--config YAML file, then defaults.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			a.cfg = cfg
+			a.logger = newLogger(cmd.ErrOrStderr(), cfg.Log.Level)
+			return nil
+		},
+	}
+	pf := root.PersistentFlags()
+	addFlag(pf, settingConfig)
+	addFlag(pf, settingDataDir)
+	addFlag(pf, settingLogLevel)
+	root.AddCommand(newImportCmd(a), newQueryCmd(a), newServeCmd(a), newVersionCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		// The version needs no configuration: skip the root's loading.
+		PersistentPreRun: func(*cobra.Command, []string) {},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "cityfinder %s\n", version)
+			return err
+		},
+	}
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// newLogger logs text to a terminal and JSON elsewhere.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	l, _ := parseLevel(level) // validated with the config
+	opts := &slog.HandlerOptions{Level: l}
+	if isTerminal(w) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,89 @@
+package importer_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// fuzzRows feeds header+rows to the dataset's reader and checks that it never
+// panics, that every city it returns is storable, and that the counts add up.
+func fuzzRows(t *testing.T, d search.Dataset, header string, rows []byte, strict bool) {
+	r, err := newReader(d, bytes.NewReader(append([]byte(header), rows...)), importer.ReaderOptions{Strict: strict})
+	if err != nil {
+		t.Fatalf("header rejected: %v", err)
+	}
+	n := 0
+	for {
+		c, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if !strict || !errors.Is(err, importer.ErrMalformedRow) {
+				t.Fatalf("Read: %v", err)
+			}
+			break
+		}
+		n++
+		if c.Name == "" || c.Slug == "" || c.Slug != search.Slug(c.Name) {
+			t.Fatalf("city %+v has no name or a wrong slug", c)
+		}
+		for _, s := range []string{c.Name, c.Country, c.CountryCode, c.Subcountry, c.Region} {
+			if !utf8.ValidString(s) {
+				t.Fatalf("city %+v holds invalid UTF-8 %q", c, s)
+			}
+		}
+	}
+	st := r.Stats()
+	if st.Rows != n+st.Rejected || len(st.Rejections) > importer.DefaultMaxReported {
+		t.Fatalf("%d rows, %d cities, %d rejected, %d kept: counts do not add up", st.Rows, n, st.Rejected, len(st.Rejections))
+	}
+	for _, re := range st.Rejections {
+		if re.Line < 2 || re.Reason == "" || !utf8.ValidString(re.Reason) {
+			t.Fatalf("rejection %+v", re)
+		}
+	}
+}
+
+func FuzzOKFNRow(f *testing.F) {
+	for _, s := range []string{
+		"Tirana,Albania,Tirana,3183875\n",
+		"\"Mianzhu, Deyang, Sichuan\",China,Sichuan,12492662\r\n",
+		"İstanbul,Turkey,Istanbul,745044",
+		"Durrës,Albania,3185728\n,Albania,Elbasan,1\n",
+		"Vlor\xeb,Albania,Vlorë,3344952\n",
+		"Lezh\"ë,Albania,Lezhë,1\n\"open,quote\n",
+		"---,x,y,99999999999\n",
+		"Berat,Albania,\"Berat\nCounty\",3344947\n",
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, rows []byte, strict bool) {
+		fuzzRows(t, search.Small, "name,country,subcountry,geonameid\n", rows, strict)
+	})
+}
+
+func FuzzMaxMindRow(f *testing.F) {
+	for _, s := range []string{
+		"ad,sant julia de loria,Sant Juli\xe0 de L\xf2ria,06,8020,42.4666667,1.5\n",
+		"rs,\xd0akovica,\xd0akovica,00,,42.380278,20.430833",
+		"gb,london,London,H9,7421228,51.514125,-.093689\r\n",
+		"ug,kampala,Kampala,C3,,.316667,32.5833333\n",
+		"ad,canillo,Canillo,02,,42.5666667\n",
+		"us,\"big\" town,\"Big\" Town,NY,,40.7,-74\n",
+		"ad,?,?,04,,NaN,Inf\n",
+		"AD,x,Aixàs,06,-1,1e3,0x1p-2\n\n",
+		"qq,x,\xa0,06,,1,1\n",
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, rows []byte, strict bool) {
+		fuzzRows(t, search.Large, "Country,City,AccentCity,Region,Population,Latitude,Longitude\n", rows, strict)
+	})
+}

@@ -1,0 +1,129 @@
+// Package importer streams the city datasets (the okfn world-cities CSV and
+// MaxMind's world cities file) from a file into a search.Store.
+//
+// # Encoding
+//
+// okfn files are UTF-8; a row with bytes that are not UTF-8 is malformed.
+// MaxMind files are ISO-8859-1 (Latin-1), but some copies were re-encoded to
+// UTF-8, sometimes only in part, so the encoding is decided per field: a field
+// that is valid UTF-8 and holds a byte >= 0x80 is taken as UTF-8, any other
+// field as Latin-1. Pure-ASCII fields read the same either way and are used
+// as they are. The rule misreads only Latin-1 text that happens to form valid
+// UTF-8 sequences (such as "Ã©"), which real place names practically never do.
+//
+// # Malformed rows
+//
+// Rows that cannot become a search.City (a wrong number of fields, an empty
+// name, bad bytes, an unparsable number) are skipped, counted and the first
+// few kept with their line number, unless the import is strict, in which case
+// the first one ends it with an error wrapping ErrMalformedRow.
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors of an import.
+var (
+	// ErrMalformedRow means a row cannot become a city; strict imports stop
+	// at the first one.
+	ErrMalformedRow = errors.New("malformed row")
+	// ErrHeader means the file does not start with the dataset's header, so
+	// it is most likely not a file of that dataset.
+	ErrHeader = errors.New("unexpected header")
+)
+
+// DefaultMaxReported is how many malformed rows an import keeps for its
+// report when the options do not say.
+const DefaultMaxReported = 10
+
+// RowError is a malformed row: its physical line in the file (the header is
+// line 1) and what is wrong with it.
+type RowError struct {
+	Line   int
+	Reason string
+}
+
+// Error reads like "line 17: wrong number of fields (3, want 4)".
+func (e RowError) Error() string {
+	return fmt.Sprintf("line %d: %s", e.Line, e.Reason)
+}
+
+// ReaderOptions say how a row reader treats malformed rows.
+type ReaderOptions struct {
+	// Strict makes the first malformed row a fatal error.
+	Strict bool
+	// MaxReported is how many malformed rows ReadStats keeps;
+	// 0 means DefaultMaxReported.
+	MaxReported int
+}
+
+// ReadStats counts what a row reader has seen so far.
+type ReadStats struct {
+	// Rows is how many data rows were read: the header and blank lines
+	// are not rows, malformed rows are.
+	Rows int
+	// Rejected is how many rows were malformed and skipped.
+	Rejected int
+	// Rejections are the first ReaderOptions.MaxReported malformed rows.
+	Rejections []RowError
+	// UnknownCountries is how many rows carry a country code that has no
+	// English name; their Country is the code itself (MaxMind only).
+	UnknownCountries int
+	// UnknownCodes lists those codes, sorted.
+	UnknownCodes []string
+}
+
+// rowLog is the bookkeeping the readers share.
+type rowLog struct {
+	strict   bool
+	limit    int
+	rows     int
+	rejected int
+	first    []RowError
+}
+
+func newRowLog(opts ReaderOptions) rowLog {
+	limit := opts.MaxReported
+	if limit <= 0 {
+		limit = DefaultMaxReported
+	}
+	return rowLog{strict: opts.Strict, limit: limit}
+}
+
+// reject records a malformed row; in strict mode it returns the error that
+// ends the read.
+func (l *rowLog) reject(line int, reason string) error {
+	l.rejected++
+	if len(l.first) < l.limit {
+		l.first = append(l.first, RowError{Line: line, Reason: reason})
+	}
+	if l.strict {
+		return fmt.Errorf("%w: %w", ErrMalformedRow, &RowError{Line: line, Reason: reason})
+	}
+	return nil
+}
+
+func (l *rowLog) stats() ReadStats {
+	return ReadStats{
+		Rows:       l.rows,
+		Rejected:   l.rejected,
+		Rejections: append([]RowError(nil), l.first...),
+	}
+}
+
+// headerMatches reports whether got names the columns of want, ignoring case
+// and surrounding spaces.
+func headerMatches(got, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if !strings.EqualFold(strings.TrimSpace(got[i]), want[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,215 @@
+package importer_test
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+func TestOKFNReaderReadsTheSharedFiles(t *testing.T) {
+	tests := []struct {
+		file  string
+		rows  int
+		check func(t *testing.T, cities []search.City)
+	}{
+		{
+			file: "world-cities-2016.csv",
+			rows: 23018,
+			check: func(t *testing.T, cities []search.City) {
+				ist := findCity(t, cities, "İstanbul")
+				want := search.City{Name: "İstanbul", Slug: "istanbul", Country: "Turkey", Subcountry: "Istanbul", ID: 745044}
+				if ist != want {
+					t.Errorf("İstanbul = %+v, want %+v", ist, want)
+				}
+				if dc := findCity(t, cities, "Washington, D.C."); dc.Subcountry != "Washington, D.C." || dc.Country != "United States" {
+					t.Errorf("Washington, D.C. = %+v", dc)
+				}
+				if k := findCity(t, cities, "Kralendijk"); k.Country != "Bonaire, Saint Eustatius and Saba" {
+					t.Errorf("Kralendijk's country = %q, want it without the file's trailing space", k.Country)
+				}
+				for _, c := range cities {
+					if c.Subcountry == "N/A" {
+						t.Fatalf("%s keeps subcountry N/A, want it empty", c.Name)
+					}
+				}
+			},
+		},
+		{
+			file: "world-cities.csv",
+			rows: 34032,
+			check: func(t *testing.T, cities []search.City) {
+				korea := 0
+				for _, c := range cities {
+					if c.Country == "Korea, Republic of" {
+						korea++
+					}
+					if c.CountryCode != "" || c.Population != 0 || c.HasLocation {
+						t.Fatalf("%+v has fields the okfn file does not carry", c)
+					}
+				}
+				if korea == 0 {
+					t.Error(`no city in "Korea, Republic of"`)
+				}
+				for _, name := range []string{"Mianzhu, Deyang, Sichuan", "Sant Pere, Santa Caterina i La Ribera", "Misato, Saitama"} {
+					findCity(t, cities, name)
+				}
+				// The file names Kosovo's country "No country found for alpha-2 code: XK".
+				if c := findCity(t, cities, "Istok"); c.Country != "Kosovo" {
+					t.Errorf("Istok's country = %q, want Kosovo", c.Country)
+				}
+				for _, c := range cities {
+					if strings.HasPrefix(c.Country, "No country found") {
+						t.Fatalf("%s keeps the country %q", c.Name, c.Country)
+					}
+				}
+				if c := findCity(t, cities, "Warīsān"); c.Slug != "warisan" || c.ID != 290503 {
+					t.Errorf("Warīsān = %+v", c)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			cities, st := mustReadFile(t, search.Small, datasetPath(t, tt.file), importer.ReaderOptions{})
+			if st.Rows != tt.rows || st.Rejected != 0 || len(cities) != tt.rows {
+				t.Fatalf("read %d rows, %d cities, %d rejected %v; want %d rows, all good", st.Rows, len(cities), st.Rejected, st.Rejections, tt.rows)
+			}
+			tt.check(t, cities)
+		})
+	}
+}
+
+func TestOKFNReaderReadsFixtures(t *testing.T) {
+	tests := []struct {
+		name       string
+		file       string
+		wantNames  []string
+		wantRows   int
+		wantLines  []int
+		wantReason []string
+	}{
+		{
+			name:      "BOM and CRLF",
+			file:      "okfn-bom-crlf.csv",
+			wantNames: []string{"Tirana", "Seoul", "Washington, D.C.", "İstanbul"},
+			wantRows:  4,
+		},
+		{
+			name:      "malformed rows are skipped and reported",
+			file:      "okfn-malformed.csv",
+			wantNames: []string{"Tirana", "Korçë", "Berat", "Sarandë"},
+			wantRows:  10,
+			wantLines: []int{3, 4, 5, 6, 10, 13},
+			wantReason: []string{
+				"wrong number of fields (3, want 4)",
+				"empty name",
+				`invalid UTF-8 in name "Vlor\xeb"`,
+				`invalid geonameid "abc"`,
+				`bare " in non-quoted-field`,
+				`name "---" has no letters or digits`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cities, st := mustReadFile(t, search.Small, filepath.Join("testdata", tt.file), importer.ReaderOptions{})
+			if got := names(cities); !slices.Equal(got, tt.wantNames) {
+				t.Errorf("names = %q, want %q", got, tt.wantNames)
+			}
+			if st.Rows != tt.wantRows {
+				t.Errorf("Rows = %d, want %d", st.Rows, tt.wantRows)
+			}
+			if st.Rejected != len(tt.wantLines) || !slices.Equal(lines(st.Rejections), tt.wantLines) {
+				t.Errorf("rejected %d at lines %v, want lines %v", st.Rejected, lines(st.Rejections), tt.wantLines)
+			}
+			for i, want := range tt.wantReason {
+				if i < len(st.Rejections) && st.Rejections[i].Reason != want {
+					t.Errorf("line %d: reason %q, want %q", st.Rejections[i].Line, st.Rejections[i].Reason, want)
+				}
+			}
+			for _, c := range cities {
+				if strings.ContainsAny(c.Name+c.Country+c.Subcountry, "\r\ufeff") || c.Slug == "" {
+					t.Errorf("city %+v keeps a CR or BOM, or has no slug", c)
+				}
+			}
+		})
+	}
+}
+
+func TestOKFNReaderKeepsFieldsApart(t *testing.T) {
+	cities, _ := mustReadFile(t, search.Small, filepath.Join("testdata", "okfn-bom-crlf.csv"), importer.ReaderOptions{})
+	want := []search.City{
+		{Name: "Tirana", Slug: "tirana", Country: "Albania", Subcountry: "Tirana", ID: 3183875},
+		{Name: "Seoul", Slug: "seoul", Country: "Korea, Republic of", Subcountry: "Seoul", ID: 1835848},
+		{Name: "Washington, D.C.", Slug: "washington-d-c", Country: "United States", Subcountry: "Washington, D.C.", ID: 4140963},
+		{Name: "İstanbul", Slug: "istanbul", Country: "Turkey", Subcountry: "Istanbul", ID: 745044},
+	}
+	if !slices.Equal(cities, want) {
+		t.Errorf("cities =\n%+v\nwant\n%+v", cities, want)
+	}
+	malformed, _ := mustReadFile(t, search.Small, filepath.Join("testdata", "okfn-malformed.csv"), importer.ReaderOptions{})
+	if k := findCity(t, malformed, "Korçë"); k.ID != 0 {
+		t.Errorf("Korçë has ID %d, want 0 for an empty geonameid", k.ID)
+	}
+	if b := findCity(t, malformed, "Berat"); b.Subcountry != "Berat\nCounty" || b.ID != 3344947 {
+		t.Errorf("Berat = %+v, want the quoted two-line subcountry", b)
+	}
+}
+
+func TestOKFNReaderStrictStopsAtFirstMalformedRow(t *testing.T) {
+	in, err := importer.Open(filepath.Join("testdata", "okfn-malformed.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	r, err := importer.NewOKFNReader(in, importer.ReaderOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := r.Read(); err != nil || c.Name != "Tirana" {
+		t.Fatalf("first Read = %q, %v; want Tirana", c.Name, err)
+	}
+	_, err = r.Read()
+	mustRowError(t, err, 3)
+	if want := "malformed row: line 3: wrong number of fields (3, want 4)"; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
+}
+
+func TestOKFNReaderChecksTheHeader(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    string
+		wantErr string // "" when the header is fine
+	}{
+		{"exact", "name,country,subcountry,geonameid\n", ""},
+		{"case and spaces differ", " Name , COUNTRY,subcountry,GeonameID\r\n", ""},
+		{"other columns", "city,country,region,id\nTirana,Albania,Tirana,1\n", `unexpected header "city,country,region,id", want the okfn world-cities header "name,country,subcountry,geonameid"`},
+		{"a MaxMind file", "Country,City,AccentCity,Region,Population,Latitude,Longitude\n", "want the okfn world-cities header"},
+		{"empty file", "", `empty file, want the okfn world-cities header "name,country,subcountry,geonameid"`},
+		{"broken quoting", "\"name,country\n", "want the okfn world-cities header"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := importer.NewOKFNReader(strings.NewReader(tt.data), importer.ReaderOptions{})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := r.Read(); !errors.Is(err, io.EOF) {
+					t.Fatalf("Read after a lone header = %v, want io.EOF", err)
+				}
+				return
+			}
+			if !errors.Is(err, importer.ErrHeader) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want ErrHeader saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
