@@ -34,8 +34,11 @@ run: build $(DATA_DIR)/small.cfs
 test:
 	$(GO) test -race -count=1 ./...
 
-bench:
+# Micro-benchmarks, then the table of issue 3's figures on the full-size large
+# dataset (generated once into $$CITYFINDER_BENCH_CACHE, default ~/.cache).
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/benchtable -bin $(BIN)
 
 FUZZTIME ?= 10s
 fuzz:

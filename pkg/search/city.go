@@ -2,6 +2,9 @@ package search
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
 )
 
 // City is one place of a dataset.
@@ -55,16 +58,9 @@ type cityJSON struct {
 	ID          uint32   `json:"id,omitempty"`
 }
 
-// MarshalJSON writes the API's object for c.
+// MarshalJSON writes the API's object for c (see AppendJSON).
 func (c City) MarshalJSON() ([]byte, error) {
-	j := cityJSON{
-		Name: c.Name, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
-		Subcountry: c.Subcountry, Region: c.Region, Population: c.Population, ID: c.ID,
-	}
-	if c.HasLocation {
-		j.Lat, j.Lon = &c.Lat, &c.Lon
-	}
-	return json.Marshal(j)
+	return c.appendJSON(nil), nil
 }
 
 // UnmarshalJSON reads the API's object back into c.
@@ -81,4 +77,130 @@ func (c *City) UnmarshalJSON(data []byte) error {
 		c.Lat, c.Lon, c.HasLocation = *j.Lat, *j.Lon, true
 	}
 	return nil
+}
+
+// AppendJSON appends the API's JSON array of cities to dst: the same bytes
+// as encoding/json with HTML escaping off, without reflection, so the
+// /search handler does not spend its time encoding.
+func AppendJSON(dst []byte, cities []City) []byte {
+	dst = append(dst, '[')
+	for i := range cities {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = cities[i].appendJSON(dst)
+	}
+	return append(dst, ']')
+}
+
+// appendJSON writes the fields of cityJSON in its order, leaving out the
+// empty optional ones as its omitempty tags do.
+func (c *City) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, c.Name)
+	dst = append(dst, `,"slug":`...)
+	dst = appendJSONString(dst, c.Slug)
+	dst = append(dst, `,"country":`...)
+	dst = appendJSONString(dst, c.Country)
+	if c.CountryCode != "" {
+		dst = append(dst, `,"country_code":`...)
+		dst = appendJSONString(dst, c.CountryCode)
+	}
+	if c.Subcountry != "" {
+		dst = append(dst, `,"subcountry":`...)
+		dst = appendJSONString(dst, c.Subcountry)
+	}
+	if c.Region != "" {
+		dst = append(dst, `,"region":`...)
+		dst = appendJSONString(dst, c.Region)
+	}
+	if c.Population != 0 {
+		dst = append(dst, `,"population":`...)
+		dst = strconv.AppendInt(dst, c.Population, 10)
+	}
+	if c.HasLocation {
+		dst = append(dst, `,"lat":`...)
+		dst = appendJSONFloat(dst, c.Lat)
+		dst = append(dst, `,"lon":`...)
+		dst = appendJSONFloat(dst, c.Lon)
+	}
+	if c.ID != 0 {
+		dst = append(dst, `,"id":`...)
+		dst = strconv.AppendUint(dst, uint64(c.ID), 10)
+	}
+	return append(dst, '}')
+}
+
+// appendJSONFloat formats like encoding/json: shortest representation,
+// exponent only for very large or small magnitudes.
+func appendJSONFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, "null"...) // stores never hold these; stay valid JSON
+	}
+	abs := f
+	if abs < 0 {
+		abs = -abs
+	}
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		b, _ := json.Marshal(f)
+		return append(dst, b...)
+	}
+	return strconv.AppendFloat(dst, f, 'f', -1, 64)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
+// U+2029 escaped (as encoding/json does), everything else verbatim.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }

@@ -133,8 +133,9 @@ func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
 
 // jsonBuffer is an encoder bound to its buffer, pooled across responses.
 type jsonBuffer struct {
-	buf bytes.Buffer
-	enc *json.Encoder
+	buf  bytes.Buffer
+	enc  *json.Encoder
+	list []byte // search results, encoded by search.AppendJSON
 }
 
 // maxPooledBuffer keeps the pool from holding on to the rare huge response.
@@ -150,6 +151,10 @@ var jsonBuffers = sync.Pool{New: func() any {
 // encode returns v as JSON without the newline that Encode appends. The
 // bytes are valid until release.
 func (b *jsonBuffer) encode(v any) ([]byte, error) {
+	if cities, ok := v.([]search.City); ok { // the hot path: no reflection
+		b.list = search.AppendJSON(b.list[:0], cities)
+		return b.list, nil
+	}
 	b.buf.Reset()
 	if err := b.enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode %T: %w", v, err)
@@ -158,7 +163,7 @@ func (b *jsonBuffer) encode(v any) ([]byte, error) {
 }
 
 func (b *jsonBuffer) release() {
-	if b.buf.Cap() > maxPooledBuffer {
+	if b.buf.Cap() > maxPooledBuffer || cap(b.list) > maxPooledBuffer {
 		return
 	}
 	jsonBuffers.Put(b)

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -20,11 +23,13 @@ import (
 // so that a dataset of millions of cities fits in a few hundred megabytes
 // while it is sorted.
 type builder struct {
-	records []byte
-	arena   []byte
-	areas   []area
-	areaIdx map[area]uint32
-	count   int
+	records  chunked
+	arena    chunked
+	areas    []area
+	areaIdx  map[area]uint32
+	lastArea area // rows come grouped by country and region: skip the map
+	lastIdx  uint32
+	count    int
 }
 
 func newBuilder() *builder {
@@ -36,17 +41,21 @@ func (b *builder) add(c *search.City) error {
 		return fmt.Errorf("%w: name of %d bytes is too long", search.ErrInvalidCity, len(c.Name))
 	}
 	a := area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region}
-	ai, ok := b.areaIdx[a]
-	if !ok {
-		ai = uint32(len(b.areas))
-		b.areas = append(b.areas, a)
-		b.areaIdx[a] = ai
+	ai := b.lastIdx
+	if a != b.lastArea || len(b.areas) == 0 {
+		var ok bool
+		if ai, ok = b.areaIdx[a]; !ok {
+			ai = uint32(len(b.areas))
+			b.areas = append(b.areas, a)
+			b.areaIdx[a] = ai
+		}
+		b.lastArea, b.lastIdx = a, ai
 	}
-	if uint64(len(b.arena))+uint64(len(c.Slug))+uint64(len(c.Name)) > math.MaxUint32 {
+	if uint64(b.arena.len())+uint64(len(c.Slug))+uint64(len(c.Name)) > math.MaxUint32 {
 		return fmt.Errorf("dataset too large: more than 4 GiB of names")
 	}
 	var r [recordSize]byte
-	binary.LittleEndian.PutUint32(r[rSlugOff:], uint32(len(b.arena)))
+	binary.LittleEndian.PutUint32(r[rSlugOff:], uint32(b.arena.len()))
 	binary.LittleEndian.PutUint16(r[rSlugLen:], uint16(len(c.Slug)))
 	binary.LittleEndian.PutUint16(r[rNameLen:], uint16(len(c.Name)))
 	binary.LittleEndian.PutUint32(r[rArea:], ai)
@@ -54,22 +63,63 @@ func (b *builder) add(c *search.City) error {
 	pop := c.Population
 	pop = max(0, min(pop, math.MaxUint32))
 	binary.LittleEndian.PutUint32(r[rPop:], uint32(pop))
+	lat, lon := int32(noLocation), int32(0)
 	if c.HasLocation {
-		binary.LittleEndian.PutUint32(r[rLat:], uint32(fixedDegrees(c.Lat)))
-		binary.LittleEndian.PutUint32(r[rLon:], uint32(fixedDegrees(c.Lon)))
-		binary.LittleEndian.PutUint32(r[rFlags:], flagLocation)
+		lat, lon = fixedDegrees(c.Lat), fixedDegrees(c.Lon)
 	}
-	b.records = append(b.records, r[:]...)
-	b.arena = append(b.arena, c.Slug...)
-	b.arena = append(b.arena, c.Name...)
+	binary.LittleEndian.PutUint32(r[rLat:], uint32(lat))
+	binary.LittleEndian.PutUint32(r[rLon:], uint32(lon))
+	b.records.write(r[:])
+	b.arena.writeString(c.Slug)
+	b.arena.writeString(c.Name)
 	b.count++
 	return nil
+}
+
+// chunked is an append-only buffer of fixed-size chunks: growing it to
+// hundreds of megabytes never copies or clears what it already holds, as
+// a growing slice would (and a huge copy or clear also holds up the
+// garbage collector, which cannot preempt it).
+type chunked struct {
+	chunks [][]byte
+	n      int
+}
+
+const chunkSize = 4 << 20
+
+func (c *chunked) len() int { return c.n }
+
+func (c *chunked) writeString(p string) {
+	for len(p) > 0 {
+		last := len(c.chunks) - 1
+		if last < 0 || len(c.chunks[last]) == cap(c.chunks[last]) {
+			c.chunks = append(c.chunks, make([]byte, 0, chunkSize))
+			last++
+		}
+		k := min(len(p), cap(c.chunks[last])-len(c.chunks[last]))
+		c.chunks[last] = append(c.chunks[last], p[:k]...)
+		c.n += k
+		p = p[k:]
+	}
+}
+
+func (c *chunked) write(p []byte) { c.writeString(aliasString(p)) }
+
+// bytes returns the contents as one slice and empties c.
+func (c *chunked) bytes() []byte {
+	out := make([]byte, 0, c.n)
+	for i, ch := range c.chunks {
+		out = append(out, ch...)
+		c.chunks[i] = nil
+	}
+	*c = chunked{}
+	return out
 }
 
 // unsorted views the collected records as a snapshot, so that sorting
 // compares records with the very functions that queries use.
 func (b *builder) unsorted() *snapshot {
-	return &snapshot{records: b.records, blob: b.arena, areas: b.areas, count: b.count}
+	return &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
 }
 
 // sorted sorts the records by slug (ties in rank order), drops duplicates
@@ -78,22 +128,13 @@ func (b *builder) unsorted() *snapshot {
 // are neighbours in memory.
 func (b *builder) sorted(ctx context.Context) (*snapshot, error) {
 	src := b.unsorted()
-	perm := make([]uint32, src.count)
-	for i := range perm {
-		perm[i] = uint32(i)
-	}
-	slices.SortFunc(perm, func(i, j uint32) int {
-		if c := bytes.Compare(src.slug(i), src.slug(j)); c != 0 {
-			return c
-		}
-		return src.compare(aliasString(src.slug(i)), i, j)
-	})
+	perm := sortBySlug(src)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	dst := &snapshot{
-		records: make([]byte, 0, len(b.records)),
-		blob:    make([]byte, 0, len(b.arena)),
+		records: make([]byte, 0, len(src.records)),
+		blob:    make([]byte, 0, len(src.blob)),
 		areas:   b.areas,
 	}
 	seen := make(map[uint32]struct{})
@@ -102,14 +143,18 @@ func (b *builder) sorted(ctx context.Context) (*snapshot, error) {
 		for run < len(perm) && bytes.Equal(src.slug(perm[run]), src.slug(perm[k])) {
 			run++
 		}
-		clear(seen)
+		if run-k > 1 {
+			clear(seen)
+		}
 		for _, i := range perm[k:run] {
 			r := src.rec(i)
-			a := le32(r, rArea)
-			if _, dup := seen[a]; dup {
-				continue
+			if run-k > 1 {
+				a := le32(r, rArea)
+				if _, dup := seen[a]; dup {
+					continue
+				}
+				seen[a] = struct{}{}
 			}
-			seen[a] = struct{}{}
 			var nr [recordSize]byte
 			copy(nr[:], r)
 			binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
@@ -120,7 +165,119 @@ func (b *builder) sorted(ctx context.Context) (*snapshot, error) {
 		}
 		k = run
 	}
+	dst.assignRanks()
 	return dst, nil
+}
+
+// assignRanks numbers the records of a sorted snapshot in the base order:
+// population (higher first), then slug length, then position. Position
+// stands for the rest of search.Compare's order: records are sorted by slug,
+// and records with the same slug by name, country, subcountry, region and id.
+// Most records have no population, so they are numbered by a counting sort
+// on length; only the others need a comparison sort.
+func (s *snapshot) assignRanks() {
+	var known []uint32
+	var perLen []uint32 // records without population, counted by slug length
+	for i := range uint32(s.count) {
+		if s.pop(i) > 0 {
+			known = append(known, i)
+			continue
+		}
+		n := len(s.slug(i))
+		if n >= len(perLen) {
+			perLen = append(perLen, make([]uint32, n+1-len(perLen))...)
+		}
+		perLen[n]++
+	}
+	slices.SortFunc(known, func(a, b uint32) int {
+		if pa, pb := s.pop(a), s.pop(b); pa != pb {
+			if pa > pb {
+				return -1
+			}
+			return 1
+		}
+		if la, lb := len(s.slug(a)), len(s.slug(b)); la != lb {
+			return la - lb
+		}
+		return int(a) - int(b)
+	})
+	set := func(i, rank uint32) {
+		binary.LittleEndian.PutUint32(s.records[int(i)*recordSize+rRank:], rank)
+	}
+	for rank, i := range known {
+		set(i, uint32(rank))
+	}
+	// Turn the counts into each length's first rank, then number the
+	// records in position order within their length.
+	next := uint32(len(known))
+	for n, c := range perLen {
+		perLen[n] = next
+		next += c
+	}
+	for i := range uint32(s.count) {
+		if s.pop(i) == 0 {
+			n := len(s.slug(i))
+			set(i, perLen[n])
+			perLen[n]++
+		}
+	}
+}
+
+// sortKey is a record index with the first 8 bytes of its slug, big-endian,
+// so that most comparisons of the sort are one integer comparison with no
+// trip to the record or the blob. Slugs hold no zero bytes, so zero padding
+// sorts a shorter slug before its extensions, as bytes.Compare does.
+type sortKey struct {
+	key uint64
+	idx uint32
+}
+
+// sortBySlug returns the record indexes of s ordered by slug, ties in rank
+// order, sorting the two halves on two cores and merging them.
+func sortBySlug(s *snapshot) []uint32 {
+	keys := make([]sortKey, s.count)
+	for i := range keys {
+		var k [8]byte
+		copy(k[:], s.slug(uint32(i)))
+		keys[i] = sortKey{key: binary.BigEndian.Uint64(k[:]), idx: uint32(i)}
+	}
+	cmp := func(a, b sortKey) int {
+		if a.key != b.key {
+			if a.key < b.key {
+				return -1
+			}
+			return 1
+		}
+		sa, sb := s.slug(a.idx), s.slug(b.idx)
+		if c := bytes.Compare(sa, sb); c != 0 {
+			return c
+		}
+		return s.compare(aliasString(sa), a.idx, b.idx)
+	}
+	half := len(keys) / 2
+	done := make(chan struct{})
+	go func() {
+		slices.SortFunc(keys[:half], cmp)
+		close(done)
+	}()
+	slices.SortFunc(keys[half:], cmp)
+	<-done
+	perm := make([]uint32, 0, len(keys))
+	a, b := keys[:half], keys[half:]
+	for len(a) > 0 && len(b) > 0 {
+		if cmp(a[0], b[0]) <= 0 {
+			perm, a = append(perm, a[0].idx), a[1:]
+		} else {
+			perm, b = append(perm, b[0].idx), b[1:]
+		}
+	}
+	for _, k := range a {
+		perm = append(perm, k.idx)
+	}
+	for _, k := range b {
+		perm = append(perm, k.idx)
+	}
+	return perm
 }
 
 // heavyBuild is a heavy prefix found while building.
@@ -138,49 +295,87 @@ type heavyBuild struct {
 // A query then merges the list with the prefix's exact matches (which rank
 // with their boost) instead of ranking the whole range.
 func (s *snapshot) precompute(scanLimit, listCap int) []heavyBuild {
-	var heavy []heavyBuild
-	// base orders records with a prefix that no slug equals: no boost.
-	base := func(i, j uint32) int { return s.compare("", i, j) }
-	var walk func(lo, hi, depth int) []uint32
-	walk = func(lo, hi, depth int) []uint32 {
-		if hi-lo <= scanLimit {
-			idx := make([]uint32, 0, hi-lo)
-			for i := lo; i < hi; i++ {
-				idx = append(idx, uint32(i))
-			}
-			slices.SortFunc(idx, base)
-			return idx[:min(len(idx), listCap)]
+	// The first letters split the work into independent subtrees, shared
+	// out to two workers by size.
+	type group struct{ lo, hi int }
+	var groups [2][]group
+	var load [2]int
+	for lo := 0; lo < s.count; {
+		first := s.slug(uint32(lo))[0]
+		hi := lo + 1
+		for hi < s.count && s.slug(uint32(hi))[0] == first {
+			hi++
 		}
-		exactHi := lo
-		for exactHi < hi && len(s.slug(uint32(exactHi))) == depth {
-			exactHi++
+		w := 0
+		if load[1] < load[0] {
+			w = 1
 		}
-		var best []uint32
-		for c := exactHi; c < hi; {
-			b := s.slug(uint32(c))[depth]
-			e := c + 1
-			for e < hi && s.slug(uint32(e))[depth] == b {
-				e++
-			}
-			best = mergeTop(best, walk(c, e, depth+1), listCap, base)
-			c = e
-		}
-		if depth > 0 {
-			if p := s.slug(uint32(lo))[:depth]; p[depth-1] != '-' {
-				heavy = append(heavy, heavyBuild{
-					prefixOff: le32(s.rec(uint32(lo)), rSlugOff), prefixLen: uint32(depth),
-					exactLo: uint32(lo), exactHi: uint32(exactHi), list: best,
-				})
-			}
-		}
-		exact := make([]uint32, 0, min(exactHi-lo, listCap))
-		for i := lo; i < exactHi && len(exact) < listCap; i++ {
-			exact = append(exact, uint32(i))
-		}
-		return mergeTop(exact, best, listCap, base)
+		groups[w] = append(groups[w], group{lo, hi})
+		load[w] += hi - lo
+		lo = hi
 	}
-	walk(0, s.count, 0)
-	return heavy
+	var found [2][]heavyBuild
+	var wg sync.WaitGroup
+	for w := range groups {
+		wg.Go(func() {
+			p := prefixWalker{s: s, scanLimit: scanLimit, listCap: listCap}
+			for _, g := range groups[w] {
+				p.walk(g.lo, g.hi, 1)
+			}
+			found[w] = p.heavy
+		})
+	}
+	wg.Wait()
+	return append(found[0], found[1]...)
+}
+
+// prefixWalker ranks the heavy prefixes of one part of a snapshot.
+type prefixWalker struct {
+	s                  *snapshot
+	scanLimit, listCap int
+	heavy              []heavyBuild
+}
+
+// base orders records as if none were a whole-name match: by rank.
+func (p *prefixWalker) base(i, j uint32) int { return int(p.s.rank(i)) - int(p.s.rank(j)) }
+
+// walk ranks records [lo, hi), which share their first depth bytes, and
+// returns their best listCap by the base order.
+func (p *prefixWalker) walk(lo, hi, depth int) []uint32 {
+	s := p.s
+	if hi-lo <= p.scanLimit {
+		idx := make([]uint32, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			idx = append(idx, uint32(i))
+		}
+		slices.SortFunc(idx, p.base)
+		return idx[:min(len(idx), p.listCap)]
+	}
+	exactHi := lo
+	for exactHi < hi && len(s.slug(uint32(exactHi))) == depth {
+		exactHi++
+	}
+	var best []uint32
+	for c := exactHi; c < hi; {
+		b := s.slug(uint32(c))[depth]
+		e := c + 1
+		for e < hi && s.slug(uint32(e))[depth] == b {
+			e++
+		}
+		best = mergeTop(best, p.walk(c, e, depth+1), p.listCap, p.base)
+		c = e
+	}
+	if prefix := s.slug(uint32(lo))[:depth]; prefix[depth-1] != '-' {
+		p.heavy = append(p.heavy, heavyBuild{
+			prefixOff: le32(s.rec(uint32(lo)), rSlugOff), prefixLen: uint32(depth),
+			exactLo: uint32(lo), exactHi: uint32(exactHi), list: best,
+		})
+	}
+	exact := make([]uint32, 0, min(exactHi-lo, p.listCap))
+	for i := lo; i < exactHi && len(exact) < p.listCap; i++ {
+		exact = append(exact, uint32(i))
+	}
+	return mergeTop(exact, best, p.listCap, p.base)
 }
 
 // mergeTop merges two lists sorted by cmp into a new one of at most n.
@@ -265,10 +460,75 @@ func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, scanLimit, listCa
 	return err
 }
 
+// readInto reads r into b. Reading (parsing, decoding, folding) runs on its
+// own goroutine, handing batches of cities over, so that it and the copying
+// into b use two cores.
+func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error) {
+	const batchSize = 4096
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	full := make(chan []search.City, 4)
+	free := make(chan []search.City, 5)
+	for range cap(free) {
+		free <- make([]search.City, 0, batchSize)
+	}
+	var n int
+	var readErr error
+	go func() {
+		defer close(full)
+		batch := <-free
+		n, readErr = search.Each(ctx, r, func(c *search.City) error {
+			batch = append(batch, *c)
+			if len(batch) < batchSize {
+				return nil
+			}
+			select {
+			case full <- batch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case batch = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
+		})
+		if readErr == nil && len(batch) > 0 {
+			full <- batch
+		}
+	}()
+	var addErr error
+	for batch := range full {
+		for i := range batch {
+			if addErr == nil {
+				addErr = b.add(&batch[i])
+			}
+		}
+		if addErr != nil {
+			cancel() // stop the reader; drain until it closes full
+		}
+		clear(batch)
+		free <- batch[:0]
+	}
+	if addErr != nil {
+		return n, addErr
+	}
+	return n, readErr
+}
+
 // buildFile reads r into a snapshot file at path (which must not exist).
-func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit, listCap int) (search.LoadStats, error) {
+func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit, listCap int, log *slog.Logger) (search.LoadStats, error) {
+	start := time.Now()
+	lap := func() time.Duration {
+		now := time.Now()
+		d := now.Sub(start)
+		start = now
+		return d
+	}
 	b := newBuilder()
-	n, err := search.Each(ctx, r, b.add)
+	n, err := readInto(ctx, r, b)
+	read := lap()
 	stats := search.LoadStats{Read: n}
 	if err != nil {
 		return stats, err
@@ -279,7 +539,9 @@ func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit,
 	}
 	stats.Stored = s.count
 	b = nil // let the unsorted copy go before the lists are built
+	sorted := lap()
 	heavy := s.precompute(scanLimit, listCap)
+	ranked := lap()
 	if err := ctx.Err(); err != nil {
 		return stats, err
 	}
@@ -295,5 +557,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit,
 		f.Close()
 		return stats, fmt.Errorf("sync %s: %w", path, err)
 	}
+	log.Debug("snapshot built", "cities", s.count, "heavy_prefixes", len(heavy),
+		"read", read, "sort", sorted, "precompute", ranked, "write", lap())
 	return stats, f.Close()
 }

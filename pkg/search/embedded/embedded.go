@@ -1,16 +1,16 @@
 // Package embedded is cityfinder's default search.Store: it needs no server,
-// keeping each dataset as one immutable, memory-mapped snapshot file under a
-// data directory.
+// keeping each dataset as one immutable snapshot file under a data
+// directory, read into memory when opened.
 //
 // A load builds a complete new snapshot in a temporary file, syncs it and
 // renames it over the old one, so a crash or a failed import leaves the old
-// dataset whole, and a reader only ever maps a finished file. A Store in
+// dataset whole, and a reader only ever opens a finished file. A Store in
 // another process (a running `serve`) notices the new file within its reload
-// interval and switches to it between two searches; searches already running
-// finish on the old mapping.
+// interval and switches to it between two searches.
 //
-// Lookups cost a binary search over the sorted slugs plus a scan of at most
-// ScanLimit records; prefixes with more matches than that (such as "san" in a
+// Lookups cost a binary search within the slugs that share the query's first
+// three letters, plus a scan of at most ScanLimit records ordered by one
+// integer each; prefixes with more matches than that (such as "san" in a
 // dataset of millions) are ranked at import time instead (see precompute).
 package embedded
 
@@ -54,6 +54,7 @@ type Store struct {
 	mu        sync.RWMutex // guards snaps and files; held for reading during a search
 	snaps     map[search.Dataset]*snapshot
 	files     map[search.Dataset]fs.FileInfo
+	broken    map[search.Dataset]error // a snapshot file that could not be read
 	closed    bool
 	stop      chan struct{}
 	pollDone  chan struct{}
@@ -78,16 +79,19 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
-		dir:   dir,
-		opts:  opts,
-		log:   opts.Logger.With("component", "embedded"),
-		snaps: make(map[search.Dataset]*snapshot),
-		files: make(map[search.Dataset]fs.FileInfo),
-		stop:  make(chan struct{}),
+		dir:    dir,
+		opts:   opts,
+		log:    opts.Logger.With("component", "embedded"),
+		snaps:  make(map[search.Dataset]*snapshot),
+		files:  make(map[search.Dataset]fs.FileInfo),
+		broken: make(map[search.Dataset]error),
+		stop:   make(chan struct{}),
 	}
+	// A snapshot that cannot be read (say, from an older version) must not
+	// keep the store from opening: import replaces it, and searches of
+	// that dataset say what is wrong.
 	if err := s.Reload(); err != nil {
-		s.Close()
-		return nil, err
+		s.log.Error("open store", "err", err)
 	}
 	if opts.ReloadInterval > 0 {
 		s.pollDone = make(chan struct{})
@@ -116,6 +120,9 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	}
 	snap := s.snaps[q.Dataset]
 	if snap == nil {
+		if err := s.broken[q.Dataset]; err != nil {
+			return nil, fmt.Errorf("%w: %w (run `cityfinder import --dataset %s`)", search.ErrUnavailable, err, q.Dataset)
+		}
 		return nil, search.EmptyDatasetError(q.Dataset)
 	}
 	var buf [search.MaxLimit]uint32
@@ -153,7 +160,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 
 	final := s.Path(d)
 	tmp := filepath.Join(s.dir, fmt.Sprintf(".%s%s.tmp-%d", d, FileExt, time.Now().UnixNano()))
-	stats, err := buildFile(ctx, r, tmp, s.opts.ScanLimit, search.MaxLimit)
+	stats, err := buildFile(ctx, r, tmp, s.opts.ScanLimit, search.MaxLimit, s.log)
 	if err != nil {
 		os.Remove(tmp)
 		return stats, err
@@ -214,6 +221,12 @@ func (s *Store) reload(d search.Dataset) error {
 	}
 	snap, err := openSnapshot(path)
 	if err != nil {
+		s.mu.Lock()
+		if s.snaps[d] == nil {
+			s.broken[d] = err
+		}
+		s.files[d] = fi // report a broken file once, not at every poll
+		s.mu.Unlock()
 		return err
 	}
 	// The file may have been replaced again between Stat and open; then
@@ -225,6 +238,7 @@ func (s *Store) reload(d search.Dataset) error {
 	}
 	prev := s.snaps[d]
 	s.snaps[d], s.files[d] = snap, fi
+	delete(s.broken, d)
 	s.mu.Unlock()
 	s.log.Debug("dataset mapped", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
 	if prev != nil {

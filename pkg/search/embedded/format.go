@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,7 +31,7 @@ import (
 // range.
 const (
 	magic      = "CFSNAP\x00\x01"
-	version    = 1
+	version    = 2
 	headerSize = 128
 	recordSize = 32
 	areaSize   = 32
@@ -63,12 +64,13 @@ const (
 	rArea    = 8  // uint32
 	rID      = 12 // uint32
 	rPop     = 16 // uint32, 0 = unknown
-	rLat     = 20 // int32, 1e-7 degrees
+	rLat     = 20 // int32, 1e-7 degrees; noLocation when unknown
 	rLon     = 24 // int32, 1e-7 degrees
-	rFlags   = 28 // uint32
+	rRank    = 28 // uint32: position in the base order, see assignRanks
 )
 
-const flagLocation = 1
+// noLocation marks a record without coordinates (no latitude is that far south).
+const noLocation = math.MinInt32
 
 // Heavy entry field offsets.
 const (
@@ -97,14 +99,14 @@ type heavyEntry struct {
 	list             []byte // uint32 record indexes
 }
 
-// snapshot is an open, memory-mapped snapshot file.
+// snapshot is an open snapshot file, held in memory.
 type snapshot struct {
 	data      []byte
-	unmap     func() error
 	records   []byte
 	blob      []byte
 	areas     []area
-	heavy     map[string]heavyEntry // keys point into blob: valid until close
+	heavy     map[string]heavyEntry // keys point into blob
+	starts    []uint32              // see trigramStarts
 	count     int
 	listCap   int
 	scanLimit int
@@ -113,27 +115,21 @@ type snapshot struct {
 func le32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
 func le64(b []byte, off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 
-// openSnapshot maps and checks a snapshot file.
+// openSnapshot reads and checks a snapshot file. It reads the whole file
+// into memory rather than mapping it: strings handed out by searches then
+// point into Go memory that the garbage collector keeps alive for as long as
+// they are used, even after a newer snapshot has replaced this one, so
+// results need no copying. The data holds no pointers, so the collector
+// never scans it.
 func openSnapshot(path string) (*snapshot, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data, unmap, err := mapFile(f, fi.Size())
-	if err != nil {
-		return nil, fmt.Errorf("map %s: %w", path, err)
 	}
 	s, err := parseSnapshot(data)
 	if err != nil {
-		unmap()
 		return nil, fmt.Errorf("open snapshot %s: %w", path, err)
 	}
-	s.unmap = unmap
 	return s, nil
 }
 
@@ -218,19 +214,65 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 				return nil, fmt.Errorf("%w: heavy list %d out of bounds", errCorrupt, i)
 			}
 		}
-		// The key aliases the mapping: no copy, valid until close.
-		key := unsafe.String(unsafe.SliceData(s.blob[off:]), int(n))
+		key := unsafe.String(unsafe.SliceData(s.blob[off:]), int(n)) // aliases data: no copy
 		s.heavy[key] = heavyEntry{exactLo: lo, exactHi: hi, list: list}
 	}
+	s.starts = s.trigramStarts()
 	return s, nil
 }
 
-func (s *snapshot) close() error {
-	s.heavy = nil
-	if s.unmap == nil {
-		return nil
+// Slugs are made of '-', '0'–'9' and 'a'–'z', which trigramCode numbers in
+// byte order, so that the codes of three-byte strings sort as they do.
+const trigramSymbols = 37
+
+func trigramSymbol(c byte) (int, bool) {
+	switch {
+	case c == '-':
+		return 0, true
+	case '0' <= c && c <= '9':
+		return 1 + int(c-'0'), true
+	case 'a' <= c && c <= 'z':
+		return 11 + int(c-'a'), true
 	}
-	return s.unmap()
+	return 0, false
+}
+
+func trigramCode(p []byte) (int, bool) {
+	code := 0
+	for _, c := range p[:3] {
+		sym, ok := trigramSymbol(c)
+		if !ok {
+			return 0, false
+		}
+		code = code*trigramSymbols + sym
+	}
+	return code, true
+}
+
+// trigramStarts returns, for every three-byte string t in code order, the
+// first record whose slug is not less than t, plus the record count: the
+// records whose slugs start with t are starts[code(t)]:starts[code(t)+1]. A
+// query of three letters or more binary-searches that short range instead
+// of the whole dataset.
+func (s *snapshot) trigramStarts() []uint32 {
+	const n = trigramSymbols * trigramSymbols * trigramSymbols
+	alphabet := []byte("-0123456789abcdefghijklmnopqrstuvwxyz")
+	starts := make([]uint32, n+1)
+	i := 0
+	for code := range n {
+		t := [3]byte{alphabet[code/(trigramSymbols*trigramSymbols)], alphabet[code/trigramSymbols%trigramSymbols], alphabet[code%trigramSymbols]}
+		for i < s.count && bytes.Compare(s.slug(uint32(i)), t[:]) < 0 {
+			i++
+		}
+		starts[code] = uint32(i)
+	}
+	starts[n] = uint32(s.count)
+	return starts
+}
+
+func (s *snapshot) close() error {
+	s.heavy = nil // the data itself lives on while results point into it
+	return nil
 }
 
 func (s *snapshot) rec(i uint32) []byte {
@@ -252,8 +294,13 @@ func (s *snapshot) name(i uint32) []byte {
 
 func (s *snapshot) pop(i uint32) int64 { return int64(le32(s.rec(i), rPop)) }
 
-// aliasString views b as a string without copying; only for comparisons
-// that do not retain the string.
+// rank is record i's position in the base order: the order of search.Compare
+// among records none of which is a whole-name match. Two such records rank
+// the same way for every query prefix, so one integer comparison orders them.
+func (s *snapshot) rank(i uint32) uint32 { return le32(s.rec(i), rRank) }
+
+// aliasString views b as a string without copying. The snapshot's data is
+// never written after it is read, so the string stays valid.
 func aliasString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // compare orders records i and j for prefix exactly as search.Compare
@@ -291,41 +338,29 @@ func compareArea(a, b *area) int {
 	return strings.Compare(a.region, b.region)
 }
 
-// cities copies records idx into City values. All the strings of one call
-// share a single allocation.
+// cities builds the City values of records idx. Their strings point into
+// the snapshot's data, which stays alive as long as they do.
 func (s *snapshot) cities(idx []uint32) []search.City {
-	n := 0
-	for _, i := range idx {
-		r := s.rec(i)
-		n += int(binary.LittleEndian.Uint16(r[rSlugLen:])) + int(binary.LittleEndian.Uint16(r[rNameLen:]))
-	}
-	buf := make([]byte, 0, n)
 	out := make([]search.City, len(idx))
 	for k, i := range idx {
 		r := s.rec(i)
-		start := len(buf)
-		buf = append(buf, s.slug(i)...)
-		mid := len(buf)
-		buf = append(buf, s.name(i)...)
 		a := &s.areas[le32(r, rArea)]
-		c := search.City{
+		c := &out[k]
+		*c = search.City{
 			ID:          le32(r, rID),
-			Slug:        unsafe.String(&buf[start], mid-start),
+			Slug:        aliasString(s.slug(i)),
+			Name:        aliasString(s.name(i)),
 			Country:     a.country,
 			CountryCode: a.code,
 			Subcountry:  a.subcountry,
 			Region:      a.region,
 			Population:  int64(le32(r, rPop)),
 		}
-		if len(buf) > mid {
-			c.Name = unsafe.String(&buf[mid], len(buf)-mid)
-		}
-		if le32(r, rFlags)&flagLocation != 0 {
-			c.Lat = float64(int32(le32(r, rLat))) / degreeScale
+		if lat := int32(le32(r, rLat)); lat != noLocation {
+			c.Lat = float64(lat) / degreeScale
 			c.Lon = float64(int32(le32(r, rLon))) / degreeScale
 			c.HasLocation = true
 		}
-		out[k] = c
 	}
 	return out
 }

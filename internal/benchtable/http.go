@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type loadResult struct {
+	requests, failures int
+	rps                float64
+	p50, p99           time.Duration
+}
+
+// measureHTTP starts `cityfinder serve` on the imported store, times its
+// start, loads it, reads its RSS, stops it; then loads a bare handler that
+// answers every request with the body serve gave for "san".
+func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	serve := exec.CommandContext(ctx, bin, "serve", "--data-dir", r.storeDir, "--addr", addr,
+		"--max", "1000000", "--window", "1s", "--log-level", "warn")
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		return err
+	}
+	defer stop(serve)
+	base := "http://" + addr
+	ready, err := waitReady(base+"/search?q=ist&dataset=large", 30*time.Second)
+	if err != nil {
+		return err
+	}
+	r.startup = ready.Sub(start)
+	body, err := fetch(base + "/search?q=san&dataset=large")
+	if err != nil {
+		return err
+	}
+	urls := make([]string, 0, len(set.all()))
+	for _, p := range set.all() {
+		urls = append(urls, base+"/search?dataset=large&q="+p)
+	}
+	load(urls, conns, time.Second) // warm up
+	r.httpServe = load(urls, conns, duration)
+	if r.rssKB, err = rss(serve.Process.Pid); err != nil {
+		return err
+	}
+	stop(serve)
+
+	bodyFile := filepath.Join(os.TempDir(), "cityfinder-bench-body.json")
+	if err := os.WriteFile(bodyFile, body, 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(bodyFile)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if addr, err = freeAddr(); err != nil {
+		return err
+	}
+	bare := exec.CommandContext(ctx, self, "-bare-server", addr, "-bare-body", bodyFile)
+	bare.Stderr = os.Stderr
+	if err := bare.Start(); err != nil {
+		return err
+	}
+	defer stop(bare)
+	if _, err := waitReady("http://"+addr+"/search", 10*time.Second); err != nil {
+		return err
+	}
+	bareURLs := make([]string, len(urls))
+	for i, u := range urls {
+		bareURLs[i] = "http://" + addr + strings.TrimPrefix(u, base)
+	}
+	load(bareURLs, conns, time.Second)
+	r.httpBare = load(bareURLs, conns, duration)
+	return nil
+}
+
+func stop(cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+func fetch(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
+
+// load sends GETs over conns keep-alive connections for d, each worker
+// walking the URLs from its own offset, and reports throughput and latency.
+func load(urls []string, conns int, d time.Duration) loadResult {
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var mu sync.Mutex
+	var lat []time.Duration
+	failures := 0
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := range conns {
+		wg.Go(func() {
+			mine := make([]time.Duration, 0, 1<<16)
+			fails := 0
+			for i := w * len(urls) / conns; time.Now().Before(deadline); i++ {
+				t0 := time.Now()
+				resp, err := client.Get(urls[i%len(urls)])
+				if err != nil {
+					fails++
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					fails++
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			failures += fails
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(lat)
+	res := loadResult{requests: len(lat), failures: failures, rps: float64(len(lat)) / elapsed.Seconds()}
+	if len(lat) > 0 {
+		res.p50, res.p99 = percentile(lat, 50), percentile(lat, 99)
+	}
+	return res
+}
+
+// rss reads a process's resident set size in KiB from /proc.
+func rss(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+// serveBare is the HTTP baseline: a bare net/http handler that answers
+// every request with the same JSON array.
+func serveBare(addr, bodyFile string) error {
+	body, err := os.ReadFile(bodyFile)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /search", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(body)
+	})
+	log.Printf("bare handler on %s", addr)
+	return http.ListenAndServe(addr, mux)
+}

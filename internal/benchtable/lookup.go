@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/embedded"
+	"github.com/cityfinder/cityfinder/pkg/server"
+)
+
+// heavyPrefixes have tens of thousands of matches each in the large dataset.
+var heavyPrefixes = []string{"san", "new", "ber", "sta", "kar", "mar"}
+
+// bareRead is the floor for any importer: encoding/csv reading every row.
+// It returns the data rows and the best time of three runs.
+func bareRead(path string) (int, time.Duration, error) {
+	var best time.Duration
+	rows := 0
+	for range 3 {
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		r := csv.NewReader(f)
+		n := 0
+		for {
+			_, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return 0, 0, err
+			}
+			n++
+		}
+		d := time.Since(start)
+		f.Close()
+		rows = n - 1 // the header
+		if best == 0 || d < best {
+			best = d
+		}
+	}
+	return rows, best, nil
+}
+
+type prefixSet struct {
+	sampled []string // 2,000 prefixes of 3–6 letters of real slugs
+	slugs   []string // every slug, sorted: the baseline's index
+}
+
+func (p prefixSet) all() []string { return append(slices.Clone(p.sampled), heavyPrefixes...) }
+
+// samplePrefixes reads every slug of the imported file and samples the
+// query prefixes from them with a fixed seed.
+func samplePrefixes(storeDir string) (prefixSet, error) {
+	path, err := datasetPathFromStore(storeDir)
+	if err != nil {
+		return prefixSet{}, err
+	}
+	in, err := importer.Open(path)
+	if err != nil {
+		return prefixSet{}, err
+	}
+	defer in.Close()
+	r, err := importer.NewMaxMindReader(in, importer.ReaderOptions{})
+	if err != nil {
+		return prefixSet{}, err
+	}
+	var slugs []string
+	for {
+		c, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return prefixSet{}, err
+		}
+		slugs = append(slugs, c.Slug)
+	}
+	sort.Strings(slugs)
+	rng := rand.New(rand.NewPCG(2026, 11))
+	seen := map[string]bool{}
+	var sampled []string
+	for len(sampled) < 2000 {
+		s := slugs[rng.IntN(len(slugs))]
+		n := 3 + rng.IntN(4)
+		if len(s) < n {
+			continue
+		}
+		p := strings.TrimRight(s[:n], "-")
+		if len(p) < 3 || seen[p] {
+			continue
+		}
+		seen[p] = true
+		sampled = append(sampled, p)
+	}
+	return prefixSet{sampled: sampled, slugs: slugs}, nil
+}
+
+// datasetPathFromStore finds the generated file beside the store directory.
+func datasetPathFromStore(storeDir string) (string, error) {
+	path := strings.TrimSuffix(storeDir, "store") + "worldcitiespop.txt"
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("dataset beside the store: %w", err)
+	}
+	return path, nil
+}
+
+type lookupResult struct {
+	median, p99, heavyMax             time.Duration
+	baseMedian, baseP99, baseHeavyMax time.Duration
+	queries                           int
+}
+
+var sink int
+
+// measureLookups times a top-10 Search of every prefix and the baseline: a
+// sort.Search over all slugs in memory taking the first 10 (alphabetical, no
+// ranking). Each prefix's time is the best of three passes of 20 calls.
+func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookupResult, error) {
+	store, err := embedded.Open(storeDir, embedded.Options{ReloadInterval: -1})
+	if err != nil {
+		return lookupResult{}, err
+	}
+	defer store.Close()
+	const reps = 20
+	timeEach := func(prefixes []string, fn func(p string) error) ([]time.Duration, error) {
+		best := make([]time.Duration, len(prefixes))
+		for range 3 {
+			for i, p := range prefixes {
+				start := time.Now()
+				for range reps {
+					if err := fn(p); err != nil {
+						return nil, err
+					}
+				}
+				if d := time.Since(start) / reps; best[i] == 0 || d < best[i] {
+					best[i] = d
+				}
+			}
+		}
+		return best, nil
+	}
+	lookup := func(p string) error {
+		cities, err := store.Search(ctx, search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
+		sink += len(cities)
+		return err
+	}
+	var buf [10]string
+	baseline := func(p string) error {
+		out := buf[:0]
+		for j := sort.SearchStrings(set.slugs, p); j < len(set.slugs) && len(out) < 10 && strings.HasPrefix(set.slugs[j], p); j++ {
+			out = append(out, set.slugs[j])
+		}
+		sink += len(out)
+		return nil
+	}
+	all := set.all()
+	got, err := timeEach(all, lookup)
+	if err != nil {
+		return lookupResult{}, err
+	}
+	base, _ := timeEach(all, baseline)
+	n := len(set.sampled)
+	return lookupResult{
+		median: percentile(got, 50), p99: percentile(got, 99), heavyMax: slices.Max(got[n:]),
+		baseMedian: percentile(base, 50), baseP99: percentile(base, 99), baseHeavyMax: slices.Max(base[n:]),
+		queries: len(all),
+	}, nil
+}
+
+// percentile returns the p-th percentile (nearest rank) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+type allocResult struct {
+	heavy, light testing.BenchmarkResult
+}
+
+// measureAllocs runs the lookup and the /search handler as Go benchmarks
+// for a heavy prefix (ranked at import) and a light one (ranked by a scan).
+func measureAllocs(storeDir string) (lookup, handler allocResult, err error) {
+	store, err := embedded.Open(storeDir, embedded.Options{ReloadInterval: -1})
+	if err != nil {
+		return lookup, handler, err
+	}
+	defer store.Close()
+	bench := func(prefix string) testing.BenchmarkResult {
+		return testing.Benchmark(func(b *testing.B) {
+			b.ReportAllocs()
+			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10}
+			for b.Loop() {
+				if _, err := store.Search(b.Context(), q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	h := server.New(store)
+	benchHTTP := func(q string) testing.BenchmarkResult {
+		return testing.Benchmark(func(b *testing.B) {
+			b.ReportAllocs()
+			req := httptest.NewRequest("GET", "/search?dataset=large&q="+q, nil)
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+	lookup = allocResult{heavy: bench("san"), light: bench("zuri")}
+	handler = allocResult{heavy: benchHTTP("san"), light: benchHTTP("zuri")}
+	return lookup, handler, nil
+}

@@ -1,0 +1,185 @@
+// Command benchtable measures cityfinder on the full-size large dataset and
+// prints one table: each figure next to its baseline, measured in the same
+// run on the same machine. `make bench` runs it.
+//
+// It generates the MaxMind look-alike once into a cache directory outside
+// the repository, imports it with the cityfinder binary, then measures
+// lookups in process, /search over HTTP on 127.0.0.1 (with a bare net/http
+// handler as the baseline), the memory and start-up time of `serve`, and the
+// allocations of the lookup and the handler.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("benchtable: ")
+	testing.Init()
+	bareAddr := flag.String("bare-server", "", "internal: serve a fixed JSON array on this address (the HTTP baseline)")
+	bareBody := flag.String("bare-body", "", "internal: file holding the bare server's JSON body")
+	bin := flag.String("bin", "bin/cityfinder", "the cityfinder binary to measure")
+	cache := flag.String("cache", defaultCache(), "directory for the generated dataset and the imported store")
+	duration := flag.Duration("http-duration", 5*time.Second, "how long each HTTP load runs")
+	conns := flag.Int("conns", 32, "concurrent HTTP connections")
+	flag.Parse()
+	if *bareAddr != "" {
+		log.Fatal(serveBare(*bareAddr, *bareBody))
+	}
+	ctx := context.Background()
+	if err := run(ctx, *bin, *cache, *duration, *conns, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func defaultCache() string {
+	if d := os.Getenv("CITYFINDER_BENCH_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "cityfinder-bench")
+}
+
+// Every row the report prints; filled as the measurements run.
+type report struct {
+	rows                  int
+	bareRead, importTime  time.Duration
+	lookup                lookupResult
+	httpServe, httpBare   loadResult
+	rssKB                 int64
+	startup               time.Duration
+	lookupAllocs          allocResult
+	handlerAllocs         allocResult
+	datasetPath, storeDir string
+}
+
+func run(ctx context.Context, bin, cache string, duration time.Duration, conns int, out io.Writer) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("cityfinder binary: %w (run make build first)", err)
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return err
+	}
+	var r report
+	var err error
+	if r.datasetPath, err = dataset(ctx, cache); err != nil {
+		return err
+	}
+	log.Printf("bare encoding/csv read of %s", r.datasetPath)
+	if r.rows, r.bareRead, err = bareRead(r.datasetPath); err != nil {
+		return err
+	}
+	r.storeDir = filepath.Join(cache, "store")
+	log.Printf("cityfinder import --dataset large (best of 2)")
+	if r.importTime, err = timeImport(ctx, bin, r.datasetPath, r.storeDir); err != nil {
+		return err
+	}
+	log.Printf("lookups in process")
+	prefixes, err := samplePrefixes(r.storeDir)
+	if err != nil {
+		return err
+	}
+	if r.lookup, err = measureLookups(ctx, r.storeDir, prefixes); err != nil {
+		return err
+	}
+	if r.lookupAllocs, r.handlerAllocs, err = measureAllocs(r.storeDir); err != nil {
+		return err
+	}
+	log.Printf("HTTP: serve and a bare handler, %d connections, %s each", conns, duration)
+	if err := measureHTTP(ctx, bin, &r, prefixes, conns, duration); err != nil {
+		return err
+	}
+	printReport(out, &r, conns)
+	return nil
+}
+
+// dataset returns the full-size generated file, generating it on first use.
+func dataset(ctx context.Context, cache string) (string, error) {
+	path := filepath.Join(cache, "worldcitiespop.txt")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	gen := filepath.Join(shareddata.Dir(), "gen-maxmind.py")
+	if _, err := os.Stat(gen); err != nil {
+		return "", fmt.Errorf("no cached dataset and no generator: %w", err)
+	}
+	log.Printf("generating %s with %s (about 30 s, once)", path, gen)
+	tmp := path + ".tmp"
+	cmd := exec.CommandContext(ctx, "python3", gen, tmp)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("generate dataset: %w", err)
+	}
+	return path, os.Rename(tmp, path)
+}
+
+func timeImport(ctx context.Context, bin, file, dir string) (time.Duration, error) {
+	best := time.Duration(0)
+	for range 2 {
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, bin, "import", "--dataset", "large", "--file", file, "--data-dir", dir, "--log-level", "warn")
+		cmd.Stderr = os.Stderr
+		if out, err := cmd.Output(); err != nil {
+			return 0, fmt.Errorf("import: %w", err)
+		} else {
+			log.Printf("  %s", bytesTrim(out))
+		}
+		if d := time.Since(start); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
+func bytesTrim(b []byte) string {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitReady polls url until it answers 200 or the deadline passes, and
+// returns when it first did.
+func waitReady(url string, deadline time.Duration) (time.Time, error) {
+	end := time.Now().Add(deadline)
+	for time.Now().Before(end) {
+		resp, err := http.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Now(), nil
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return time.Time{}, errors.New("no 200 from " + url + " in " + deadline.String())
+}

@@ -1,0 +1,109 @@
+package embedded_test
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/embedded"
+)
+
+var (
+	benchOnce   sync.Once
+	benchCities []search.City
+)
+
+// benchmarkCities reads the MaxMind file named by $CITYFINDER_BENCH_MAXMIND
+// (the full-size generated file, for example), or the 100k look-alike.
+func benchmarkCities(b *testing.B) []search.City {
+	b.Helper()
+	path := os.Getenv("CITYFINDER_BENCH_MAXMIND")
+	if path == "" {
+		path = shareddata.Path(b, "worldcitiespop-100k.txt.gz")
+	}
+	benchOnce.Do(func() {
+		in, err := importer.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer in.Close()
+		r, err := importer.NewMaxMindReader(in, importer.ReaderOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if benchCities, err = search.ReadAll(r); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return benchCities
+}
+
+// BenchmarkLoad is the store's share of an import: sort, dedupe, rank the
+// heavy prefixes and write the snapshot.
+func BenchmarkLoad(b *testing.B) {
+	cities := benchmarkCities(b)
+	s := mustOpen(b, b.TempDir(), embedded.Options{ReloadInterval: -1})
+	defer s.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Load(b.Context(), search.Large, &search.SliceReader{Cities: cities}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(cities)*b.N)/b.Elapsed().Seconds(), "cities/s")
+}
+
+// BenchmarkImport is `cityfinder import --dataset large` in process: read,
+// decode and fold the file, then Load.
+func BenchmarkImport(b *testing.B) {
+	path := os.Getenv("CITYFINDER_BENCH_MAXMIND")
+	if path == "" {
+		path = shareddata.Path(b, "worldcitiespop-100k.txt.gz")
+	}
+	s := mustOpen(b, b.TempDir(), embedded.Options{ReloadInterval: -1})
+	defer s.Close()
+	rows := 0
+	for b.Loop() {
+		sum, err := importer.ImportFile(b.Context(), s, path, importer.Options{Dataset: search.Large})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += sum.Read
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchmarkStore opens the store in $CITYFINDER_BENCH_STORE (for example
+// the one `make bench` imports), or loads the benchmark cities into a new one.
+func benchmarkStore(b *testing.B) *embedded.Store {
+	b.Helper()
+	if dir := os.Getenv("CITYFINDER_BENCH_STORE"); dir != "" {
+		return mustOpen(b, dir, embedded.Options{ReloadInterval: -1})
+	}
+	s := mustOpen(b, b.TempDir(), embedded.Options{ReloadInterval: -1})
+	if _, err := s.Load(b.Context(), search.Large, &search.SliceReader{Cities: benchmarkCities(b)}); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkSearch is a top-10 lookup: "san" is ranked at import, the
+// others by a binary search and a short scan.
+func BenchmarkSearch(b *testing.B) {
+	s := benchmarkStore(b)
+	defer s.Close()
+	for _, prefix := range []string{"san", "zuri", "bathi", "qqqq"} {
+		b.Run(prefix, func(b *testing.B) {
+			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Search(b.Context(), q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
