@@ -74,6 +74,9 @@ func TestImportThenQuery(t *testing.T) {
 	if len(cities) != 2 || cities[0].Name != "São Paulo" || cities[0].Slug != "sao-paulo" || cities[0].Country != "Brazil" {
 		t.Errorf("query \"SAO P\" --json = %+v, want São Paulo first of 2", cities)
 	}
+	if len(cities) > 0 && cities[0].Match != (search.Span{Start: 0, End: 5}) {
+		t.Errorf("São Paulo's match span = %+v, want 0..5 (\"São P\")", cities[0].Match)
+	}
 
 	out = mustRunCLI(t, "query", "qqqqq", "--data-dir", dir, "--json")
 	if out != "[]\n" {

@@ -55,6 +55,7 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 	if err != nil {
 		return err
 	}
+	search.Highlight(cities, prefix)
 	if opts.JSON {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)

@@ -30,6 +30,9 @@ type City struct {
 	// Lat and Lon are decimal degrees, meaningful when HasLocation is set.
 	Lat, Lon    float64
 	HasLocation bool
+	// Match is the span of Name that the query matched (see Highlight);
+	// stores leave it empty.
+	Match Span
 }
 
 // Key identifies duplicates: two cities with the same Key are the same place
@@ -56,6 +59,7 @@ type cityJSON struct {
 	Lat         *float64 `json:"lat,omitempty"`
 	Lon         *float64 `json:"lon,omitempty"`
 	ID          uint32   `json:"id,omitempty"`
+	Match       *Span    `json:"match,omitempty"`
 }
 
 // MarshalJSON writes the API's object for c (see AppendJSON).
@@ -72,6 +76,9 @@ func (c *City) UnmarshalJSON(data []byte) error {
 	*c = City{
 		ID: j.ID, Name: j.Name, Slug: j.Slug, Country: j.Country, CountryCode: j.CountryCode,
 		Subcountry: j.Subcountry, Region: j.Region, Population: j.Population,
+	}
+	if j.Match != nil {
+		c.Match = *j.Match
 	}
 	if j.Lat != nil && j.Lon != nil {
 		c.Lat, c.Lon, c.HasLocation = *j.Lat, *j.Lon, true
@@ -127,6 +134,13 @@ func (c *City) appendJSON(dst []byte) []byte {
 	if c.ID != 0 {
 		dst = append(dst, `,"id":`...)
 		dst = strconv.AppendUint(dst, uint64(c.ID), 10)
+	}
+	if c.Match != (Span{}) {
+		dst = append(dst, `,"match":{"start":`...)
+		dst = strconv.AppendInt(dst, int64(c.Match.Start), 10)
+		dst = append(dst, `,"end":`...)
+		dst = strconv.AppendInt(dst, int64(c.Match.End), 10)
+		dst = append(dst, '}')
 	}
 	return append(dst, '}')
 }

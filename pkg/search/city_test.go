@@ -12,16 +12,17 @@ import (
 // cityFields mirrors the API object with encoding/json's own rules, the
 // reference that the hand-written encoder must match byte for byte.
 type cityFields struct {
-	Name        string   `json:"name"`
-	Slug        string   `json:"slug"`
-	Country     string   `json:"country"`
-	CountryCode string   `json:"country_code,omitempty"`
-	Subcountry  string   `json:"subcountry,omitempty"`
-	Region      string   `json:"region,omitempty"`
-	Population  int64    `json:"population,omitempty"`
-	Lat         *float64 `json:"lat,omitempty"`
-	Lon         *float64 `json:"lon,omitempty"`
-	ID          uint32   `json:"id,omitempty"`
+	Name        string       `json:"name"`
+	Slug        string       `json:"slug"`
+	Country     string       `json:"country"`
+	CountryCode string       `json:"country_code,omitempty"`
+	Subcountry  string       `json:"subcountry,omitempty"`
+	Region      string       `json:"region,omitempty"`
+	Population  int64        `json:"population,omitempty"`
+	Lat         *float64     `json:"lat,omitempty"`
+	Lon         *float64     `json:"lon,omitempty"`
+	ID          uint32       `json:"id,omitempty"`
+	Match       *search.Span `json:"match,omitempty"`
 }
 
 func reference(t testing.TB, cities []search.City) []byte {
@@ -30,6 +31,9 @@ func reference(t testing.TB, cities []search.City) []byte {
 	for i, c := range cities {
 		fields[i] = cityFields{Name: c.Name, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
 			Subcountry: c.Subcountry, Region: c.Region, Population: c.Population, ID: c.ID}
+		if c.Match != (search.Span{}) {
+			fields[i].Match = &c.Match
+		}
 		if c.HasLocation {
 			fields[i].Lat, fields[i].Lon = &c.Lat, &c.Lon
 		}
@@ -56,6 +60,7 @@ func TestAppendJSON(t *testing.T) {
 		{"tiny and negative coordinates", []search.City{{Name: "A", Slug: "a", Country: "B", Lat: -0.0000001, Lon: -179.9833333, HasLocation: true}}},
 		{"escapes", []search.City{{Name: "Quote \" back \\ tab \t nl \n ctl \x01 & <b> \u2028", Slug: "q", Country: "Côte d’Ivoire"}}},
 		{"invalid UTF-8", []search.City{{Name: "bad \xff\xfe byte", Slug: "bad", Country: "X"}}},
+		{"match span", []search.City{{Name: "Zürich", Slug: "zurich", Country: "Switzerland", Match: search.Span{Start: 0, End: 3}}}},
 		{"two", []search.City{{Name: "A", Slug: "a", Country: "B"}, {Name: "C", Slug: "c", Country: "D", Population: 7}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -108,6 +108,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		if cities == nil {
 			cities = []search.City{} // the contract says non-nil; the wire must never say null
 		}
+		search.Highlight(cities, q.Prefix)
 	}
 	h.writeJSON(w, http.StatusOK, cities)
 }

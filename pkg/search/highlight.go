@@ -1,0 +1,61 @@
+package search
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Span is the part of a name that a query matched, in code points (not
+// bytes): runes [Start, End) of the name.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// MatchSpan returns the shortest span at the start of name whose slug covers
+// the first n bytes of Slug(name): the letters a person typed to match it.
+// Leading characters that fold to nothing (a MaxMind name's leading space)
+// are left out of the span. The span is empty when n is 0.
+//
+// Names and slugs differ in length ("ß" → "ss", "Þ" → "th", "Xi'an" →
+// "xian"), so the span is found by folding ever longer prefixes of name.
+func MatchSpan(name string, n int) Span {
+	if n <= 0 {
+		return Span{}
+	}
+	var buf [64]byte
+	start, runes := -1, 0
+	for i, r := range name {
+		runes++
+		if start < 0 {
+			if len(AppendSlug(buf[:0], string(r))) == 0 {
+				continue
+			}
+			start = runes - 1
+		}
+		end := i + utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			end = i + 1
+		}
+		if len(AppendSlug(buf[:0], name[:end])) >= n {
+			return Span{Start: start, End: runes}
+		}
+	}
+	if start < 0 {
+		return Span{}
+	}
+	return Span{Start: start, End: runes}
+}
+
+// Highlight sets each city's Match to the span of its name that matched the
+// folded query prefix. For a typo match the span covers as many letters of
+// the name as the query has.
+func Highlight(cities []City, prefix string) {
+	for i := range cities {
+		n := len(prefix)
+		if !strings.HasPrefix(cities[i].Slug, prefix) {
+			n = min(n, len(cities[i].Slug))
+		}
+		cities[i].Match = MatchSpan(cities[i].Name, n)
+	}
+}
