@@ -9,7 +9,7 @@ DATASETS_MIRROR ?= ../shared/datasets
 SMALL_CSV       := datasets/world-cities.csv
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run import test bench lint fuzz clean
+.PHONY: build run import test browser bench lint fuzz clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/cityfinder
@@ -33,6 +33,11 @@ run: build $(DATA_DIR)/small.cfs
 
 test:
 	$(GO) test -race -count=1 ./...
+
+# The demo page in headless chromium (part of `make test` too); it leaves
+# screenshots in out/demo-page for a person to look at.
+browser:
+	$(GO) test -count=1 -run '^TestBrowser' -v ./cmd/cityfinder
 
 # Micro-benchmarks, then the table of issue 3's figures on the full-size large
 # dataset (generated once into $$CITYFINDER_BENCH_CACHE, default ~/.cache).

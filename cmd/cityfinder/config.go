@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/cityfinder/cityfinder/pkg/limiter"
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -26,8 +27,13 @@ type config struct {
 		Addr string `mapstructure:"addr"`
 	} `mapstructure:"server"`
 	Limiter struct {
-		Window time.Duration `mapstructure:"window"`
-		Max    int           `mapstructure:"max"`
+		Window         time.Duration `mapstructure:"window"`
+		Max            int           `mapstructure:"max"`
+		TrustedProxies []string      `mapstructure:"trusted_proxies"`
+		IPv6Prefix     int           `mapstructure:"ipv6_prefix"`
+		MaxClients     int           `mapstructure:"max_clients"`
+		RedisURL       string        `mapstructure:"redis_url"`
+		FailClosed     bool          `mapstructure:"fail_closed"`
 	} `mapstructure:"limiter"`
 }
 
@@ -47,10 +53,17 @@ var (
 	settingAddr     = setting{"server.addr", "addr", "127.0.0.1:8080", "address to listen on"}
 	settingWindow   = setting{"limiter.window", "window", 3 * time.Second, "rate limit window per client"}
 	settingMax      = setting{"limiter.max", "max", 5, "searches allowed per client in one window"}
+	// The rate limiter's clients and stores (see pkg/limiter).
+	settingTrustedProxies = setting{"limiter.trusted_proxies", "trusted-proxies", []string{}, "CIDRs of reverse proxies whose X-Forwarded-For names the client"}
+	settingIPv6Prefix     = setting{"limiter.ipv6_prefix", "ipv6-prefix", limiter.DefaultIPv6Prefix, "IPv6 clients are grouped by this prefix length"}
+	settingMaxClients     = setting{"limiter.max_clients", "max-clients", 0, "most clients the in-process limiter tracks; new ones get 429 beyond it (0: no cap)"}
+	settingRedisURL       = setting{"limiter.redis_url", "redis-url", "", "redis://host:port/db to share rate limits between replicas (default: in process)"}
+	settingFailClosed     = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
 )
 
 // allSettings are the settings with a config key, for defaults and env.
-var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax}
+var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax,
+	settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed}
 
 func (s setting) env() string {
 	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
@@ -69,6 +82,10 @@ func addFlag(fs *pflag.FlagSet, s setting) {
 		fs.Int(s.flag, d, usage)
 	case time.Duration:
 		fs.Duration(s.flag, d, usage)
+	case bool:
+		fs.Bool(s.flag, d, usage)
+	case []string:
+		fs.StringSlice(s.flag, d, usage)
 	default:
 		panic(fmt.Sprintf("setting %s: unsupported default %T", s.flag, d))
 	}
@@ -126,6 +143,15 @@ func (c *config) validate() error {
 	}
 	if c.Limiter.Max <= 0 {
 		errs = append(errs, fmt.Errorf("invalid --max %d: must be at least 1", c.Limiter.Max))
+	}
+	if _, err := limiter.ParsePrefixes(c.Limiter.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %w", err))
+	}
+	if _, err := limiter.NewClientIP(nil, c.Limiter.IPv6Prefix); err != nil || c.Limiter.IPv6Prefix == 0 {
+		errs = append(errs, fmt.Errorf("invalid --ipv6-prefix %d: must be from 1 to 128", c.Limiter.IPv6Prefix))
+	}
+	if c.Limiter.MaxClients < 0 {
+		errs = append(errs, fmt.Errorf("invalid --max-clients %d: must be 0 (no cap) or more", c.Limiter.MaxClients))
 	}
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)

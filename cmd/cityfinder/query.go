@@ -15,8 +15,10 @@ import (
 )
 
 type queryOptions struct {
-	Limit int
-	JSON  bool
+	Limit   int
+	JSON    bool
+	Country string
+	Fuzzy   bool
 }
 
 func newQueryCmd(a *app) *cobra.Command {
@@ -35,6 +37,8 @@ func newQueryCmd(a *app) *cobra.Command {
 	addFlag(cmd.Flags(), settingDataset)
 	cmd.Flags().IntVar(&opts.Limit, "limit", search.DefaultLimit, fmt.Sprintf("how many matches to print (1..%d)", search.MaxLimit))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array, as the HTTP API does")
+	cmd.Flags().StringVar(&opts.Country, "country", "", "only cities of these countries: ISO codes or English names, comma-separated")
+	cmd.Flags().BoolVar(&opts.Fuzzy, "fuzzy", true, "also list typo matches (from 5 letters on)")
 	return cmd
 }
 
@@ -46,12 +50,20 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 	if opts.Limit < 1 || opts.Limit > search.MaxLimit {
 		return fmt.Errorf("invalid --limit %d: use 1..%d", opts.Limit, search.MaxLimit)
 	}
+	var countries []string
+	if opts.Country != "" {
+		var err error
+		if countries, err = search.ParseCountries(opts.Country); err != nil {
+			return fmt.Errorf("invalid --country: %w", err)
+		}
+	}
 	store, err := openStore(a, false)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	cities, err := store.Search(ctx, search.Query{Dataset: search.Dataset(a.cfg.Dataset), Prefix: prefix, Limit: opts.Limit})
+	q := search.Query{Dataset: search.Dataset(a.cfg.Dataset), Prefix: prefix, Limit: opts.Limit, Countries: countries, Fuzzy: opts.Fuzzy}
+	cities, err := search.WithTypos(store).Search(ctx, q)
 	if err != nil {
 		return err
 	}

@@ -32,8 +32,9 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // becomes empty. Cities have no CountryCode (the file has English country
 // names only, spelt as pycountry spells them), no population and no location.
 type OKFNReader struct {
-	csv *csv.Reader
-	log rowLog
+	csv   *csv.Reader
+	log   rowLog
+	codes map[string]string // country name → ISO code, "" when unknown
 }
 
 var _ search.CityReader = (*OKFNReader)(nil)
@@ -83,6 +84,7 @@ func (r *OKFNReader) Read() (search.City, error) {
 		r.log.rows++
 		c, reason := parseOKFN(rec)
 		if reason == "" {
+			c.CountryCode = r.countryCode(c.Country)
 			return c, nil
 		}
 		line, _ := r.csv.FieldPos(0)
@@ -97,6 +99,20 @@ func (r *OKFNReader) Stats() ReadStats { return r.log.stats() }
 
 func isSyntaxError(err error) bool {
 	return errors.Is(err, csv.ErrQuote) || errors.Is(err, csv.ErrBareQuote) || errors.Is(err, csv.ErrFieldCount)
+}
+
+// countryCode maps the file's English country names to ISO codes, once per
+// name. A name no library knows keeps an empty code; the city stays.
+func (r *OKFNReader) countryCode(name string) string {
+	code, ok := r.codes[name]
+	if !ok {
+		code, _ = search.CountryCode(name)
+		if r.codes == nil {
+			r.codes = make(map[string]string)
+		}
+		r.codes[name] = code
+	}
+	return code
 }
 
 // parseOKFN turns a record into a city, or says why it cannot.

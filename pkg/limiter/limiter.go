@@ -14,11 +14,26 @@
 // Unlike a counter reset every Window, the window slides, so a client never
 // gets 2×Max requests through by straddling a reset.
 //
+// # Clients
+//
+// A KeyFunc names the client a request counts against. The default,
+// ClientIP with no trusted proxies, is the connection's peer address, with
+// IPv6 addresses grouped by their /64 network; NewClientIP trusts
+// X-Forwarded-For from configured reverse proxies.
+//
+// # Responses
+//
+// The Middleware puts the IETF RateLimit fields
+// (draft-ietf-httpapi-ratelimit-headers) on every response it decides,
+// answers the requests over the limit with 429 and Retry-After, and, when its
+// Store fails, lets requests through (or answers 503 with WithFailClosed).
+//
 // # Backends
 //
 // Store is the seam between the window and where it lives. The memory
-// sub-package keeps windows in process; a shared backend (Redis) can be added
-// as another sub-package that passes the same conformance suite, storetest.
+// sub-package keeps windows in process, for one server; the redis
+// sub-package keeps them in Redis, so that every replica of the server
+// shares one window per client. Both pass the conformance suite, storetest.
 package limiter
 
 import (
@@ -98,6 +113,11 @@ type Decision struct {
 	// accepted: the time until its oldest kept request leaves the window. It
 	// is 0 when Remaining > 0, and always more than 0 for a rejected request.
 	RetryAfter time.Duration
+	// NextSlot is how long until one more request would be accepted than
+	// Remaining says: the time until the oldest kept request that is still
+	// inside the window leaves it. It equals RetryAfter when Remaining is 0,
+	// and is 0 only when no kept request is inside the window.
+	NextSlot time.Duration
 	// Reset is how long until every kept request of the client has left the
 	// window, so that Max requests would be accepted again. After an accepted
 	// request it is the whole Window.

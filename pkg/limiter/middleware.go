@@ -17,11 +17,11 @@ import (
 // "" share one window.
 type KeyFunc func(r *http.Request) string
 
-// RemoteIP is the default KeyFunc: the IP address of the connection's peer,
-// without its port ("192.0.2.1", "2001:db8::1"). Proxy headers such as
-// X-Forwarded-For are ignored because any client can forge them; behind a
-// reverse proxy all clients therefore share the proxy's window, and trusting
-// its headers takes a KeyFunc that knows which peers are proxies.
+// RemoteIP is a KeyFunc that names the client by the IP address of the
+// connection's peer, without its port ("192.0.2.1", "2001:db8::1"), as the
+// peer wrote it. Proxy headers such as X-Forwarded-For are ignored because
+// any client can forge them. ClientIP, the default, also groups IPv6
+// addresses by network and trusts the headers of configured proxies.
 func RemoteIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -32,19 +32,40 @@ func RemoteIP(r *http.Request) string {
 	return host
 }
 
+// DefaultPolicyName names the policy in the RateLimit header fields.
+const DefaultPolicyName = "search"
+
+// The RateLimit fields, spelt as Go's canonical header keys so that setting
+// them does not allocate a canonical copy per request. Header names are
+// case-insensitive, and Header.Get("RateLimit-Policy") finds them.
+const (
+	headerPolicy    = "Ratelimit-Policy"
+	headerRateLimit = "Ratelimit"
+)
+
 // Limiter is HTTP middleware that enforces one Policy per client.
 type Limiter struct {
-	store  Store
-	policy Policy
-	key    KeyFunc
-	log    *slog.Logger
-	now    func() time.Time
-	body   []byte // the 429 body, built once
+	store      Store
+	policy     Policy
+	name       string
+	key        KeyFunc
+	log        *slog.Logger
+	now        func() time.Time
+	failClosed bool
+
+	// Built once: the 429 and 503 bodies and the RateLimit-Policy field.
+	tooMany, unavailable []byte
+	policyField          []string // one value, never modified: shared by every response
+	rateLimitPrefix      string   // `"search";r=`
 
 	// Store errors are logged at most once per errorLogEvery; the ones in
 	// between are only counted, so a dead store cannot flood the log.
 	nextErrorLog atomic.Int64 // Unix nanoseconds
 	quietErrors  atomic.Int64
+
+	storeErrors atomic.Int64
+	failing     atomic.Bool
+	lastErr     atomic.Pointer[error]
 }
 
 // errorLogEvery is the least time between two logged store errors.
@@ -53,7 +74,8 @@ const errorLogEvery = time.Second
 // Option configures a Limiter.
 type Option func(*Limiter)
 
-// WithKeyFunc sets how requests are grouped into clients (default RemoteIP).
+// WithKeyFunc sets how requests are grouped into clients (default: the
+// peer's address, IPv6 by /64; see ClientIP).
 func WithKeyFunc(key KeyFunc) Option {
 	return func(l *Limiter) {
 		if key != nil {
@@ -71,6 +93,18 @@ func WithLogger(log *slog.Logger) Option {
 	}
 }
 
+// WithFailClosed makes the middleware answer 503 Service Unavailable while
+// the store fails, instead of letting requests through unlimited.
+func WithFailClosed(failClosed bool) Option {
+	return func(l *Limiter) { l.failClosed = failClosed }
+}
+
+// WithPolicyName names the policy in the RateLimit header fields (default
+// DefaultPolicyName). It must be printable ASCII without '"' or '\'.
+func WithPolicyName(name string) Option {
+	return func(l *Limiter) { l.name = name }
+}
+
 // New returns a Limiter that keeps its windows in store and enforces p.
 func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 	if store == nil {
@@ -79,74 +113,174 @@ func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("new limiter: %w", err)
 	}
-	body, err := json.Marshal(struct {
-		Message string `json:"message"`
-	}{p.Message()})
-	if err != nil {
-		return nil, fmt.Errorf("new limiter: encode 429 body: %w", err)
-	}
 	l := &Limiter{
 		store:  store,
 		policy: p,
-		key:    RemoteIP,
+		name:   DefaultPolicyName,
 		log:    slog.Default(),
 		now:    time.Now,
-		body:   body,
 	}
+	defaultKey, err := NewClientIP(nil, DefaultIPv6Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("new limiter: %w", err)
+	}
+	l.key = defaultKey.Key
 	for _, opt := range opts {
 		opt(l)
 	}
+	if !validPolicyName(l.name) {
+		return nil, fmt.Errorf("new limiter: policy name %q: use printable ASCII without quotes or backslashes", l.name)
+	}
+	if l.tooMany, err = messageBody(p.Message()); err != nil {
+		return nil, fmt.Errorf("new limiter: encode 429 body: %w", err)
+	}
+	if l.unavailable, err = messageBody("Search is unavailable, try again later"); err != nil {
+		return nil, fmt.Errorf("new limiter: encode 503 body: %w", err)
+	}
+	// The fields carry whole seconds; a window of 1.5s is announced as 2,
+	// the longest a client may have to wait for its requests to count no more.
+	l.policyField = []string{fmt.Sprintf("%q;q=%d;w=%d", l.name, p.Max, ceilSeconds(p.Window))}
+	l.rateLimitPrefix = strconv.Quote(l.name) + ";r="
 	return l, nil
 }
 
+func messageBody(msg string) ([]byte, error) {
+	return json.Marshal(struct {
+		Message string `json:"message"`
+	}{msg})
+}
+
+// validPolicyName reports whether name can be written as a structured field
+// string without escapes.
+func validPolicyName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := range len(name) {
+		if c := name[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // Middleware passes the requests that the policy allows on to next and
-// answers the others with 429, a JSON message and Retry-After. When the store
-// fails, requests go through: a rate limit is not worth an outage.
+// answers the others with 429, a JSON message and Retry-After. Every
+// response it decides carries the IETF RateLimit fields, for example
+//
+//	RateLimit-Policy: "search";q=5;w=3
+//	RateLimit: "search";r=2;t=3
+//
+// where r is how many more requests the client could make right now and t
+// how many seconds (rounded up) until one more slot frees. When the store
+// fails, requests go through with RateLimit-Policy but no RateLimit, since
+// nobody knows what remains (a rate limit is not worth an outage), or get
+// 503 with WithFailClosed.
 func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d, err := l.store.Allow(r.Context(), l.key(r), l.policy)
+		ctx := r.Context()
+		h := w.Header()
+		h[headerPolicy] = l.policyField
+		d, err := l.store.Allow(ctx, l.key(r), l.policy)
 		if err != nil {
-			l.storeFailed(r.Context(), err)
+			if ctx.Err() != nil {
+				return // the client left; it is not the store's fault
+			}
+			l.storeFailed(ctx, err)
+			if l.failClosed {
+				l.write(w, http.StatusServiceUnavailable, "1", l.unavailable)
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
+		if l.failing.Load() {
+			l.storeRecovered(ctx)
+		}
+		h[headerRateLimit] = []string{l.rateLimitField(d)}
 		if !d.Allowed {
-			l.reject(w, d)
+			l.write(w, http.StatusTooManyRequests, strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10), l.tooMany)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// reject writes the 429 response for a rejected decision.
-func (l *Limiter) reject(w http.ResponseWriter, d Decision) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Retry-After", strconv.FormatInt(retryAfterSeconds(d.RetryAfter), 10))
-	w.WriteHeader(http.StatusTooManyRequests)
-	_, _ = w.Write(l.body) // the client is gone if this fails; nothing to do
+// rateLimitField formats the RateLimit field of d.
+func (l *Limiter) rateLimitField(d Decision) string {
+	var buf [64]byte
+	b := append(buf[:0], l.rateLimitPrefix...)
+	b = strconv.AppendInt(b, int64(d.Remaining), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, ceilSeconds(d.NextSlot), 10)
+	return string(b)
 }
 
-// retryAfterSeconds rounds d up to whole seconds, at least 1: a client that
-// waits that long is never turned away again for being early.
-func retryAfterSeconds(d time.Duration) int64 {
+// write answers the request itself, with a JSON message and Retry-After.
+func (l *Limiter) write(w http.ResponseWriter, status int, retryAfter string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Retry-After", retryAfter)
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // the client is gone if this fails; nothing to do
+}
+
+// ceilSeconds rounds d up to whole seconds: a client that waits that long is
+// never turned away again for being early.
+func ceilSeconds(d time.Duration) int64 {
 	s := int64(d / time.Second)
 	if d%time.Second > 0 {
 		s++
 	}
-	return max(s, 1)
+	return s
 }
 
-// storeFailed logs err unless another store error was logged less than
-// errorLogEvery ago; the next log line says how many went unlogged.
+// StoreErrors returns how many decisions the store has failed since the
+// Limiter was made, for health checks and metrics.
+func (l *Limiter) StoreErrors() int64 {
+	return l.storeErrors.Load()
+}
+
+// StoreErr returns the store's latest error while it is failing: from a
+// failed decision until the next one that succeeds, when it returns nil.
+func (l *Limiter) StoreErr() error {
+	if !l.failing.Load() {
+		return nil
+	}
+	if p := l.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// storeFailed records err, and logs it unless another store error was
+// logged less than errorLogEvery ago; the next log line says how many went
+// unlogged.
 func (l *Limiter) storeFailed(ctx context.Context, err error) {
+	l.storeErrors.Add(1)
+	l.lastErr.Store(&err)
+	l.failing.Store(true)
 	now := l.now().UnixNano()
 	next := l.nextErrorLog.Load()
 	if now < next || !l.nextErrorLog.CompareAndSwap(next, now+int64(errorLogEvery)) {
 		l.quietErrors.Add(1)
 		return
 	}
-	l.log.LogAttrs(ctx, slog.LevelError, "rate limit store failed, letting requests through",
+	msg := "rate limit store failed, letting requests through"
+	if l.failClosed {
+		msg = "rate limit store failed, answering 503"
+	}
+	l.log.LogAttrs(ctx, slog.LevelError, msg,
 		slog.Any("err", err),
+		slog.Int64("unlogged", l.quietErrors.Swap(0)))
+}
+
+// storeRecovered logs, once, that the store decides again after failing.
+func (l *Limiter) storeRecovered(ctx context.Context) {
+	if !l.failing.CompareAndSwap(true, false) {
+		return
+	}
+	l.log.LogAttrs(ctx, slog.LevelInfo, "rate limit store recovered",
+		slog.Int64("errors", l.storeErrors.Load()),
 		slog.Int64("unlogged", l.quietErrors.Swap(0)))
 }

@@ -142,7 +142,11 @@ func TestMiddlewareKeysByRemoteIP(t *testing.T) {
 		{"192.0.2.2:1234", http.StatusOK},
 		{"[2001:db8::1]:1234", http.StatusOK},
 		{"[2001:db8::1]:4321", http.StatusTooManyRequests},
-		{"[2001:db8::2]:1234", http.StatusOK},
+		{"[2001:db8::2]:1234", http.StatusTooManyRequests}, // same /64
+		{"[2001:db8:0:1::1]:1234", http.StatusOK},          // the next /64
+		{"[::ffff:192.0.2.2]:1234", http.StatusTooManyRequests},
+		{"[::ffff:192.0.2.3]:1234", http.StatusOK},
+		{"192.0.2.3:1234", http.StatusTooManyRequests}, // IPv4-mapped is IPv4
 	} {
 		if w := serve(h, req.remoteAddr); w.Code != req.want {
 			t.Fatalf("request from %s: status %d, want %d", req.remoteAddr, w.Code, req.want)

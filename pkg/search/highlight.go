@@ -48,10 +48,14 @@ func MatchSpan(name string, n int) Span {
 }
 
 // Highlight sets each city's Match to the span of its name that matched the
-// folded query prefix. For a typo match the span covers as many letters of
-// the name as the query has.
+// folded query prefix, leaving the spans that are already set (WithTypos
+// sets those of typo matches). Otherwise, for a typo match the span covers
+// as many letters of the name as the query has.
 func Highlight(cities []City, prefix string) {
 	for i := range cities {
+		if cities[i].Match != (Span{}) {
+			continue
+		}
 		n := len(prefix)
 		if !strings.HasPrefix(cities[i].Slug, prefix) {
 			n = min(n, len(cities[i].Slug))

@@ -91,6 +91,12 @@ type Query struct {
 	Prefix string
 	// Limit is how many cities to return at most, 1..MaxLimit.
 	Limit int
+	// Countries, when not empty, keeps only the cities whose CountryCode is
+	// one of these lower-case ISO 3166 alpha-2 codes (see ParseCountries).
+	Countries []string
+	// Fuzzy asks for typo matches too. Stores ignore it: WithTypos adds
+	// them on top of any store.
+	Fuzzy bool
 }
 
 // Validate checks the parts of a query that every store relies on.
@@ -103,6 +109,11 @@ func (q Query) Validate() error {
 	}
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return fmt.Errorf("%w: limit %d outside 1..%d", ErrInvalidQuery, q.Limit, MaxLimit)
+	}
+	for _, c := range q.Countries {
+		if len(c) != 2 || c[0] < 'a' || c[0] > 'z' || c[1] < 'a' || c[1] > 'z' {
+			return fmt.Errorf("%w: country %q is not a lower-case ISO code", ErrInvalidQuery, c)
+		}
 	}
 	return nil
 }
@@ -117,7 +128,8 @@ type CityReader interface {
 // Searcher answers prefix queries.
 type Searcher interface {
 	// Search returns at most q.Limit cities of q.Dataset whose slug starts
-	// with q.Prefix, ordered by Compare (best first), with duplicates
+	// with q.Prefix (and whose CountryCode is in q.Countries, when it is not
+	// empty), ordered by Compare (best first), with duplicates
 	// (same slug, country, subcountry and region) already removed at load
 	// time. It returns an empty, non-nil slice when nothing matches.
 	//

@@ -1,25 +1,44 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
 )
 
-// accessLog logs one line per request at Debug. When Debug is off it costs
-// one Enabled call: the response writer is not even wrapped.
+// accessLog gives every request its id (X-Request-Id: the client's when it
+// is sane, else a new one), echoed in the response and carried by every log
+// record of the request (see LogRequestIDs); it counts the request in the
+// metrics (WithMetrics), and logs one line per request at Debug. With
+// neither metrics nor Debug the response writer is not even wrapped.
 func (h *handler) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if !h.logger.Enabled(ctx, slog.LevelDebug) {
+		id := requestID(r.Header.Get(headerRequestID))
+		w.Header()[headerRequestID] = []string{id}
+		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		r = r.WithContext(ctx)
+		m := h.ops.metrics
+		logging := h.logger.Enabled(ctx, slog.LevelDebug)
+		if m == nil && !logging {
 			next.ServeHTTP(w, r)
 			return
 		}
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
+		if m != nil {
+			m.inFlight.Inc()
+			defer m.inFlight.Dec() // also when a handler panics
+		}
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK // a handler that writes nothing sends 200
+		}
+		if m != nil {
+			m.observe(r, rec.status, time.Since(start)) // r.Pattern: set by the mux
+		}
+		if !logging {
+			return
 		}
 		h.logger.LogAttrs(ctx, slog.LevelDebug, "request",
 			slog.String("method", r.Method),

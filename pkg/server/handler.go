@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -20,6 +21,8 @@ const (
 	minQueryLetters = 3
 	// maxQueryRunes bounds q; no city name comes close.
 	maxQueryRunes = 100
+	// maxCountryBytes bounds the country list: a few dozen names at most.
+	maxCountryBytes = 1000
 )
 
 // Option configures the handler that New builds.
@@ -28,6 +31,8 @@ type Option func(*options)
 type options struct {
 	logger           *slog.Logger
 	searchMiddleware func(http.Handler) http.Handler
+	page             *PageConfig
+	ops              opsOptions // health, metrics, CORS and caching (ops.go)
 }
 
 // WithLogger sets the logger for errors and the access log (at Debug);
@@ -42,10 +47,18 @@ func WithSearchMiddleware(mw func(http.Handler) http.Handler) Option {
 	return func(o *options) { o.searchMiddleware = mw }
 }
 
+// WithDemoPage serves the demo page: GET / (an autocomplete box over
+// /search), its assets under /static/, and GET /config, which tells the page
+// cfg. None of these routes goes through the search middleware.
+func WithDemoPage(cfg PageConfig) Option {
+	return func(o *options) { o.page = &cfg }
+}
+
 // handler holds what the routes share.
 type handler struct {
 	searcher search.Searcher
 	logger   *slog.Logger
+	ops      *ops
 }
 
 // New returns the HTTP API over searcher:
@@ -67,24 +80,30 @@ func New(searcher search.Searcher, opts ...Option) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{searcher: searcher, logger: logger.With("component", "server")}
-	return h.accessLog(h.routes(o.searchMiddleware))
+	h := &handler{searcher: searcher, logger: slog.New(LogRequestIDs(logger.Handler())).With("component", "server")}
+	h.ops = newOps(o.ops, h.logger)
+	return h.accessLog(h.routes(o.searchMiddleware, o.page))
 }
 
 // routes builds the mux. Every path is registered twice: with its methods,
 // and bare so that other methods get a JSON 405 rather than the mux's plain
 // text one; "/" turns every unknown path into a JSON 404. New routes (health,
 // metrics, the demo page) slot in here the same way.
-func (h *handler) routes(searchMiddleware func(http.Handler) http.Handler) *http.ServeMux {
+func (h *handler) routes(searchMiddleware func(http.Handler) http.Handler, page *PageConfig) *http.ServeMux {
 	mux := http.NewServeMux()
 
 	var searchHandler http.Handler = http.HandlerFunc(h.search)
 	if searchMiddleware != nil {
 		searchHandler = searchMiddleware(searchHandler)
 	}
-	mux.Handle("GET /search", searchHandler) // GET also answers HEAD
-	mux.Handle("/search", h.methodNotAllowed("GET, HEAD"))
+	mux.Handle(searchPattern, h.searchHeaders(searchHandler))                     // GET also answers HEAD
+	mux.Handle("OPTIONS /search", h.searchHeaders(http.HandlerFunc(h.preflight))) // CORS, not rate limited
+	mux.Handle("/search", h.methodNotAllowed(searchMethods))
+	h.opsRoutes(mux)
 
+	if page != nil {
+		h.pageRoutes(mux, *page)
+	}
 	mux.HandleFunc("/", h.notFound)
 	return mux
 }
@@ -102,6 +121,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	if q.Prefix != "" {
 		cities, err = h.searcher.Search(r.Context(), q)
 		if err != nil {
+			h.ops.storeFailed(q.Dataset, err)
 			h.fail(w, r, &searchError{query: q, err: err})
 			return
 		}
@@ -110,6 +130,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		}
 		search.Highlight(cities, q.Prefix)
 	}
+	h.ops.searchSucceeded(w.Header())
 	h.writeJSON(w, http.StatusOK, cities)
 }
 
@@ -144,6 +165,30 @@ func parseSearch(params url.Values) (search.Query, error) {
 			return q, badRequest(fmt.Sprintf("Invalid limit %q: use a whole number from 1 to %d", s, search.MaxLimit))
 		}
 		q.Limit = n
+	}
+
+	if s := params.Get("country"); s != "" {
+		if !utf8.ValidString(s) || len(s) > maxCountryBytes {
+			return q, badRequest("Invalid country list")
+		}
+		codes, err := search.ParseCountries(s)
+		var unknown *search.UnknownCountryError
+		if errors.As(err, &unknown) {
+			return q, badRequest(fmt.Sprintf("Unknown country %q: use ISO codes such as cl, or English names", unknown.Name))
+		}
+		if err != nil {
+			return q, badRequest("Invalid country list")
+		}
+		q.Countries = codes
+	}
+
+	q.Fuzzy = true
+	if s := params.Get("fuzzy"); s != "" {
+		fuzzy, err := strconv.ParseBool(s)
+		if err != nil {
+			return q, badRequest(fmt.Sprintf("Invalid fuzzy %q: use true or false", s))
+		}
+		q.Fuzzy = fuzzy
 	}
 
 	q.Prefix = search.Slug(text)

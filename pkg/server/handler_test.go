@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,6 +161,8 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"101 letters", "/search?q=" + strings.Repeat("a", 101), `{"message":"Query is too long: use at most 100 characters"}`},
 		{"101 two-byte letters", "/search?q=" + strings.Repeat("%C3%A9", 101), `{"message":"Query is too long: use at most 100 characters"}`},
 		{"invalid UTF-8", "/search?q=%ff%fe%fd", `{"message":"Query is not valid UTF-8"}`},
+		{"unknown country", "/search?q=san&country=cl,Atlantis", `{"message":"Unknown country \"Atlantis\": use ISO codes such as cl, or English names"}`},
+		{"invalid fuzzy", "/search?q=san&fuzzy=maybe", `{"message":"Invalid fuzzy \"maybe\": use true or false"}`},
 		{"HTML in a message is not escaped", "/search?q=ist&dataset=%3Cb%3E", `{"message":"Unknown dataset \"<b>\": use small or large"}`},
 	}
 	for _, tt := range tests {
@@ -174,10 +177,12 @@ func TestSearchPassesFoldedQueryToStore(t *testing.T) {
 		name, target string
 		want         search.Query
 	}{
-		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: search.DefaultLimit}},
-		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 10}},
-		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100}},
-		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 10}},
+		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: search.DefaultLimit, Fuzzy: true}},
+		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 10, Fuzzy: true}},
+		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100, Fuzzy: true}},
+		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 10, Fuzzy: true}},
+		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 10, Countries: []string{"cl", "kr"}, Fuzzy: true}},
+		{"typos off", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 10}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +192,7 @@ func TestSearchPassesFoldedQueryToStore(t *testing.T) {
 				return []search.City{}, nil
 			}))
 			assertJSON(t, do(t, h, http.MethodGet, tt.target), http.StatusOK, "[]")
-			if len(got) != 1 || got[0] != tt.want {
+			if len(got) != 1 || !reflect.DeepEqual(got[0], tt.want) {
 				t.Errorf("store got %+v, want [%+v]", got, tt.want)
 			}
 		})
@@ -357,8 +362,8 @@ func TestRoutes(t *testing.T) {
 		wantStatus           int
 		wantBody, wantAllow  string
 	}{
-		{"POST search is not allowed", http.MethodPost, "/search?q=ist", http.StatusMethodNotAllowed, `{"message":"Method not allowed"}`, "GET, HEAD"},
-		{"DELETE search is not allowed", http.MethodDelete, "/search", http.StatusMethodNotAllowed, `{"message":"Method not allowed"}`, "GET, HEAD"},
+		{"POST search is not allowed", http.MethodPost, "/search?q=ist", http.StatusMethodNotAllowed, `{"message":"Method not allowed"}`, "GET, HEAD, OPTIONS"},
+		{"DELETE search is not allowed", http.MethodDelete, "/search", http.StatusMethodNotAllowed, `{"message":"Method not allowed"}`, "GET, HEAD, OPTIONS"},
 		{"unknown route", http.MethodGet, "/nope", http.StatusNotFound, `{"message":"Not found"}`, ""},
 		{"root", http.MethodGet, "/", http.StatusNotFound, `{"message":"Not found"}`, ""},
 		{"POST unknown route", http.MethodPost, "/nope", http.StatusNotFound, `{"message":"Not found"}`, ""},

@@ -42,13 +42,13 @@ type Server struct {
 
 // NewServer returns a Server that will serve h on addr ("host:port"; port 0
 // picks a free port, see Addr). A nil logger logs nothing; records carry
-// component=server.
-func NewServer(addr string, h http.Handler, logger *slog.Logger) *Server {
+// component=server. Options such as WithLimits tune the http.Server.
+func NewServer(addr string, h http.Handler, logger *slog.Logger, opts ...ServerOption) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "server")
-	return &Server{
+	s := &Server{
 		addr:   addr,
 		logger: logger,
 		httpServer: &http.Server{
@@ -61,6 +61,10 @@ func NewServer(addr string, h http.Handler, logger *slog.Logger) *Server {
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},
 	}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s
 }
 
 // Listen binds the server's address, so that a port in use fails here, at

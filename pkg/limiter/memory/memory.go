@@ -8,14 +8,29 @@
 // window is forgotten by the next sweep: Sweep does all shards, and Allow
 // sweeps its own shard at most once per window, so memory stays bounded
 // without a background goroutine.
+//
+// # A flood of clients
+//
+// Sweeping bounds memory by the number of clients seen in one window, which
+// a flood of distinct addresses can still make large. WithMaxClients puts a
+// hard cap on it. A full store never forgets a client that still has a
+// request inside its window, since forgetting it would reset its limit and
+// let it start afresh: an attacker could then make room by flooding and
+// escape its own limit. So when the store is full, Allow first sweeps the
+// clients whose windows are already empty, and if there is still no room it
+// rejects the new client (fails closed for new keys) and counts it in
+// Refused. Clients already tracked keep being decided exactly as before, and
+// room comes back as soon as tracked clients have been idle for a window.
 package memory
 
 import (
 	"context"
 	"hash/maphash"
 	"math"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/limiter"
@@ -31,6 +46,10 @@ type Store struct {
 	epoch time.Time // timestamps are nanoseconds since epoch
 	seed  maphash.Seed
 
+	maxClients int64        // 0: no cap
+	clients    atomic.Int64 // how many clients the shards hold, plus reservations
+	refused    atomic.Int64 // new clients turned away by the cap
+
 	shards [numShards]shard
 }
 
@@ -42,6 +61,10 @@ type shard struct {
 	clients   map[string]*window
 	peak      int   // most clients held since the map was last rebuilt
 	nextSweep int64 // time from which Allow sweeps this shard again
+	// nextIdle is no later than the first time at which one of the shard's
+	// clients becomes idle, so a full store only sweeps a shard when that
+	// can make room.
+	nextIdle int64
 }
 
 // Option configures a Store.
@@ -57,6 +80,14 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// WithMaxClients caps how many clients the store tracks at once; n <= 0
+// (the default) means no cap. When the store is full, a new client is
+// rejected until tracked clients have been idle for a whole window (see the
+// package comment for why it is not let through and no one is evicted).
+func WithMaxClients(n int) Option {
+	return func(s *Store) { s.maxClients = int64(max(n, 0)) }
+}
+
 // New returns an empty Store.
 func New(opts ...Option) *Store {
 	s := &Store{now: time.Now, seed: maphash.MakeSeed()}
@@ -68,11 +99,14 @@ func New(opts ...Option) *Store {
 	s.epoch = s.now()
 	for i := range s.shards {
 		s.shards[i].clients = make(map[string]*window)
+		s.shards[i].nextIdle = math.MaxInt64
 	}
 	return s
 }
 
-// Allow implements limiter.Store. It never fails for a valid policy.
+// Allow implements limiter.Store. It never fails for a valid policy. A new
+// client that finds the store full (see WithMaxClients) is rejected with
+// RetryAfter and NextSlot set to the window.
 func (s *Store) Allow(_ context.Context, key string, p limiter.Policy) (limiter.Decision, error) {
 	if err := p.Validate(); err != nil {
 		return limiter.Decision{}, err
@@ -84,21 +118,53 @@ func (s *Store) Allow(_ context.Context, key string, p limiter.Policy) (limiter.
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if now >= sh.nextSweep {
-		sh.sweep(now)
+		s.sweep(sh, now)
 		sh.nextSweep = addSat(now, span)
 	}
 	w := sh.clients[key]
 	if w == nil {
-		w = &window{times: make([]int64, p.Max)}
+		if !s.reserve(sh, now) {
+			s.refused.Add(1)
+			return limiter.Decision{RetryAfter: p.Window, NextSlot: p.Window}, nil
+		}
+		w = &window{times: make([]int64, min(p.Max, initialRing)), max: p.Max}
 		// Clone so that the map does not pin a larger string the key may
 		// have been cut from.
 		sh.clients[strings.Clone(key)] = w
 		sh.peak = max(sh.peak, len(sh.clients))
-	} else if len(w.times) != p.Max {
-		w.resize(p.Max)
+	} else if w.max != p.Max {
+		w.max = p.Max
+		w.resize(min(p.Max, max(len(w.times), initialRing)))
 	}
 	w.span = span
-	return w.allow(now), nil
+	d := w.allow(now)
+	// A changed window can make a client idle sooner than the shard knew.
+	sh.nextIdle = min(sh.nextIdle, w.idleAt())
+	return d, nil
+}
+
+// reserve counts one more client in s, unless that would pass the cap even
+// after sweeping sh. The caller holds sh.mu.
+func (s *Store) reserve(sh *shard, now int64) bool {
+	if s.maxClients == 0 {
+		s.clients.Add(1)
+		return true
+	}
+	// Add first and take back on failure, so that concurrent reservations
+	// in other shards can never take the count past the cap together.
+	if s.clients.Add(1) <= s.maxClients {
+		return true
+	}
+	s.clients.Add(-1)
+	if now < sh.nextIdle {
+		return false // no client of this shard can be idle yet
+	}
+	s.sweep(sh, now)
+	if s.clients.Add(1) <= s.maxClients {
+		return true
+	}
+	s.clients.Add(-1)
+	return false
 }
 
 // Sweep forgets every client whose requests have all left its window. Under
@@ -109,21 +175,20 @@ func (s *Store) Sweep() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		sh.sweep(now)
+		s.sweep(sh, now)
 		sh.mu.Unlock()
 	}
 }
 
 // Len returns how many clients the store holds a window for.
 func (s *Store) Len() int {
-	n := 0
-	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		n += len(sh.clients)
-		sh.mu.Unlock()
-	}
-	return n
+	return int(s.clients.Load())
+}
+
+// Refused returns how many requests of new clients the store rejected
+// because it was full (see WithMaxClients).
+func (s *Store) Refused() int64 {
+	return s.refused.Load()
 }
 
 // since reads the clock as nanoseconds since s.epoch.
@@ -132,12 +197,17 @@ func (s *Store) since() int64 {
 }
 
 // sweep deletes the idle clients of sh. The caller holds sh.mu.
-func (sh *shard) sweep(now int64) {
+func (s *Store) sweep(sh *shard, now int64) {
+	nextIdle := int64(math.MaxInt64)
 	for key, w := range sh.clients {
 		if w.idle(now) {
 			delete(sh.clients, key)
+			s.clients.Add(-1)
+			continue
 		}
+		nextIdle = min(nextIdle, w.idleAt())
 	}
+	sh.nextIdle = nextIdle
 	// Deleting from a Go map never gives its memory back, so a map that held
 	// a burst of clients is rebuilt once most of them have gone.
 	const minRebuild = 64
@@ -163,11 +233,16 @@ func addSat(a, b int64) int64 {
 // len(times) accepted requests, oldest first, in nanoseconds since the
 // store's epoch.
 type window struct {
-	times []int64
-	head  int   // index of the oldest time
-	n     int   // how many times are kept
-	span  int64 // the window in nanoseconds, as of the last request
+	times []int64 // a ring that grows, doubling, up to max
+	max   int     // the policy's Max as of the last request
+	head  int     // index of the oldest time
+	n     int     // how many times are kept
+	span  int64   // the window in nanoseconds, as of the last request
 }
+
+// initialRing is a new client's ring: a policy with a huge Max (to keep
+// the limiter out of the way) must not cost Max timestamps per client.
+const initialRing = 16
 
 // at returns the i-th oldest kept time.
 func (w *window) at(i int) int64 {
@@ -178,6 +253,9 @@ func (w *window) at(i int) int64 {
 // the window as it is afterwards.
 func (w *window) allow(now int64) limiter.Decision {
 	var d limiter.Decision
+	if w.n == len(w.times) && w.n < w.max && now-w.times[w.head] < w.span {
+		w.resize(min(w.max, 2*len(w.times))) // full but below Max: grow
+	}
 	switch {
 	case w.n < len(w.times):
 		w.times[(w.head+w.n)%len(w.times)] = now
@@ -192,13 +270,13 @@ func (w *window) allow(now int64) limiter.Decision {
 	// Each free slot and each kept time that has left the window is one
 	// more request that would pass right now. Times are in order, so the
 	// ones that left are at the front.
-	left := 0
-	for left < w.n && now-w.at(left) >= w.span {
-		left++
+	left := sort.Search(w.n, func(i int) bool { return now-w.at(i) < w.span })
+	d.Remaining = w.max - w.n + left
+	if left < w.n {
+		d.NextSlot = time.Duration(w.at(left) + w.span - now)
 	}
-	d.Remaining = len(w.times) - w.n + left
 	if d.Remaining == 0 {
-		d.RetryAfter = time.Duration(w.at(0) + w.span - now)
+		d.RetryAfter = d.NextSlot // the oldest kept time is in the window
 	}
 	if newest := w.at(w.n - 1); now-newest < w.span {
 		d.Reset = time.Duration(newest + w.span - now)
@@ -219,4 +297,12 @@ func (w *window) resize(size int) {
 // idle reports whether every kept time has left the window at now.
 func (w *window) idle(now int64) bool {
 	return w.n == 0 || now-w.at(w.n-1) >= w.span
+}
+
+// idleAt returns the time from which w is idle.
+func (w *window) idleAt() int64 {
+	if w.n == 0 {
+		return math.MinInt64
+	}
+	return addSat(w.at(w.n-1), w.span)
 }

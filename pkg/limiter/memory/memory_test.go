@@ -3,6 +3,7 @@ package memory_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func TestSweepKeepsDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (limiter.Decision{Allowed: true, Remaining: 1, Reset: time.Second}); d != want {
+	if want := (limiter.Decision{Allowed: true, Remaining: 1, NextSlot: time.Second, Reset: time.Second}); d != want {
 		t.Fatalf("after the sweep: %+v, want %+v", d, want)
 	}
 }
@@ -182,5 +183,31 @@ func BenchmarkAllow(b *testing.B) {
 func mustAllow(b *testing.B, store *memory.Store, key string) {
 	if _, err := store.Allow(b.Context(), key, benchPolicy); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// A huge Max (a limiter configured out of the way) costs a client a small
+// ring, not Max timestamps.
+func TestHugeMaxStaysSmall(t *testing.T) {
+	s := memory.New()
+	p := limiter.Policy{Max: 1_000_000_000, Window: time.Second}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 1000 {
+		if _, err := s.Allow(t.Context(), fmt.Sprintf("client-%d", i), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 10<<20 {
+		t.Errorf("1,000 clients with Max 1e9 take %d MB", grown>>20)
+	}
+	for range 100 { // one client's ring grows as it needs
+		d, err := s.Allow(t.Context(), "client-0", p)
+		if err != nil || !d.Allowed || d.Remaining < p.Max-200 {
+			t.Fatalf("decision %+v, %v", d, err)
+		}
 	}
 }

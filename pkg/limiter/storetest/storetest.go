@@ -4,6 +4,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,13 +50,17 @@ func (c *Clock) Advance(d time.Duration) {
 var Start = time.Date(2026, time.January, 2, 3, 4, 5, 0, time.UTC)
 
 // Opener returns a new, empty store that reads the time from now. It
-// registers any cleanup with t.
+// registers any cleanup with t. A store whose clock is elsewhere takes now
+// through a test option (the Redis store passes it to its script instead of
+// reading Redis's TIME), so the whole suite runs on the fake clock, without
+// sleeping.
 type Opener func(t *testing.T, now func() time.Time) limiter.Store
 
 // Run runs the conformance suite against the stores that open returns.
 func Run(t *testing.T, open Opener) {
 	t.Run("Decisions", func(t *testing.T) { testDecisions(t, open) })
 	t.Run("ClientsAreIndependent", func(t *testing.T) { testClientsAreIndependent(t, open) })
+	t.Run("KeysAreOpaque", func(t *testing.T) { testKeysAreOpaque(t, open) })
 	t.Run("ConcurrentRequestsNeverExceedMax", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("InvalidPolicy", func(t *testing.T) { testInvalidPolicy(t, open) })
 }
@@ -67,12 +72,20 @@ type step struct {
 	want   limiter.Decision
 }
 
-func allowed(remaining int, retryAfter, reset time.Duration) limiter.Decision {
-	return limiter.Decision{Allowed: true, Remaining: remaining, RetryAfter: retryAfter, Reset: reset}
+// allowed is an accepted request's decision; RetryAfter is nextSlot when
+// no request remains, else 0.
+func allowed(remaining int, nextSlot, reset time.Duration) limiter.Decision {
+	d := limiter.Decision{Allowed: true, Remaining: remaining, NextSlot: nextSlot, Reset: reset}
+	if remaining == 0 {
+		d.RetryAfter = nextSlot
+	}
+	return d
 }
 
+// rejected is a rejected request's decision: nothing remains, and the next
+// slot is the one the client waits for.
 func rejected(retryAfter, reset time.Duration) limiter.Decision {
-	return limiter.Decision{RetryAfter: retryAfter, Reset: reset}
+	return limiter.Decision{RetryAfter: retryAfter, NextSlot: retryAfter, Reset: reset}
 }
 
 const (
@@ -90,34 +103,35 @@ func testDecisions(t *testing.T, open Opener) {
 			name:   "five in three seconds, then blocked until the oldest leaves the window",
 			policy: limiter.Policy{Max: 5, Window: 3 * s},
 			steps: []step{
-				{at: 0, want: allowed(4, 0, 3*s)},
-				{at: 1 * s, want: allowed(3, 0, 3*s)},
-				{at: 1 * s, want: allowed(2, 0, 3*s)},
-				{at: 2 * s, want: allowed(1, 0, 3*s)},
+				{at: 0, want: allowed(4, 3*s, 3*s)},
+				{at: 1 * s, want: allowed(3, 2*s, 3*s)},
+				{at: 1 * s, want: allowed(2, 2*s, 3*s)},
+				{at: 2 * s, want: allowed(1, 1*s, 3*s)},
 				{at: 2 * s, want: allowed(0, 1*s, 3*s)},
 				{at: 2500 * ms, want: rejected(500*ms, 2500*ms)},
 				{at: 3*s - 1, want: rejected(1, 2*s+1)},
 				// Exactly one window after the oldest: it leaves, one slot frees.
 				{at: 3 * s, want: allowed(0, 1*s, 3*s)},
 				{at: 3 * s, want: rejected(1*s, 3*s)},
-				// Both requests made at 1s have left: room for two.
-				{at: 4 * s, want: allowed(1, 0, 3*s)},
+				// Both requests made at 1s have left: room for two. The
+				// next slot frees when the request made at 2s leaves.
+				{at: 4 * s, want: allowed(1, 1*s, 3*s)},
 				{at: 4 * s, want: allowed(0, 1*s, 3*s)},
 				{at: 4 * s, want: rejected(1*s, 3*s)},
 				// A client back after a long pause has its whole allowance.
-				{at: 1000 * s, want: allowed(4, 0, 3*s)},
+				{at: 1000 * s, want: allowed(4, 3*s, 3*s)},
 			},
 		},
 		{
 			name:   "rejected requests do not extend the block",
 			policy: limiter.Policy{Max: 2, Window: 1 * s},
 			steps: []step{
-				{at: 0, want: allowed(1, 0, 1*s)},
+				{at: 0, want: allowed(1, 1*s, 1*s)},
 				{at: 0, want: allowed(0, 1*s, 1*s)},
 				{at: 100 * ms, want: rejected(900*ms, 900*ms)},
 				{at: 500 * ms, want: rejected(500*ms, 500*ms)},
 				{at: 1*s - 1, want: rejected(1, 1)},
-				{at: 1 * s, want: allowed(1, 0, 1*s)},
+				{at: 1 * s, want: allowed(1, 1*s, 1*s)},
 				{at: 1 * s, want: allowed(0, 1*s, 1*s)},
 			},
 		},
@@ -135,7 +149,7 @@ func testDecisions(t *testing.T, open Opener) {
 			name:   "a larger max makes room at once",
 			policy: limiter.Policy{Max: 2, Window: 10 * s},
 			steps: []step{
-				{at: 0, want: allowed(1, 0, 10*s)},
+				{at: 0, want: allowed(1, 10*s, 10*s)},
 				{at: 1 * s, want: allowed(0, 9*s, 10*s)},
 				{at: 2 * s, want: rejected(8*s, 9*s)},
 				{at: 2 * s, policy: limiter.Policy{Max: 3, Window: 10 * s}, want: allowed(0, 8*s, 10*s)},
@@ -145,8 +159,8 @@ func testDecisions(t *testing.T, open Opener) {
 			name:   "a smaller max keeps the newest requests",
 			policy: limiter.Policy{Max: 3, Window: 10 * s},
 			steps: []step{
-				{at: 0, want: allowed(2, 0, 10*s)},
-				{at: 1 * s, want: allowed(1, 0, 10*s)},
+				{at: 0, want: allowed(2, 10*s, 10*s)},
+				{at: 1 * s, want: allowed(1, 9*s, 10*s)},
 				{at: 2 * s, want: allowed(0, 8*s, 10*s)},
 				// With max 2 only the requests at 1s and 2s count.
 				{at: 3 * s, policy: limiter.Policy{Max: 2, Window: 10 * s}, want: rejected(8*s, 9*s)},
@@ -191,6 +205,28 @@ func testClientsAreIndependent(t *testing.T, open Opener) {
 	} {
 		if got := mustAllow(t, store, req.key, p).Allowed; got != req.want {
 			t.Fatalf("Allow(%q) allowed = %v, want %v", req.key, got, req.want)
+		}
+	}
+}
+
+// A backend that builds names from keys (a Redis key prefix, a path) must
+// keep every key apart, whatever it holds.
+func testKeysAreOpaque(t *testing.T, open Opener) {
+	clock := NewClock(Start)
+	store := open(t, clock.Now)
+	p := limiter.Policy{Max: 1, Window: time.Minute}
+	keys := []string{
+		"2001:db8::/64", "2001:db8::", "2001:db8", "a", "a:", "a:b", "a*", "*", "{a}", "a b", " ",
+		"ünïcödé", "line\nbreak", "nul\x00byte", "\xff\xfe", strings.Repeat("long", 256),
+	}
+	for _, key := range keys {
+		if d := mustAllow(t, store, key, p); !d.Allowed {
+			t.Fatalf("first request of %q rejected: %+v; keys are mixed up", key, d)
+		}
+	}
+	for _, key := range keys {
+		if d := mustAllow(t, store, key, p); d.Allowed {
+			t.Fatalf("second request of %q accepted: %+v", key, d)
 		}
 	}
 }

@@ -107,3 +107,21 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTypoSearch is a top-10 lookup with typo matches on.
+func BenchmarkTypoSearch(b *testing.B) {
+	s := benchmarkStore(b)
+	defer s.Close()
+	typos := search.WithTypos(s)
+	for _, prefix := range []string{"zuirch", "sna-francisco", "bathinad", "kaarchi"} {
+		b.Run(prefix, func(b *testing.B) {
+			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10, Fuzzy: true}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := typos.Search(b.Context(), q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

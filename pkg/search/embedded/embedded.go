@@ -61,7 +61,10 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-var _ search.Store = (*Store)(nil)
+var (
+	_ search.Store    = (*Store)(nil)
+	_ search.Extender = (*Store)(nil)
+)
 
 // FileExt is the extension of snapshot files: <dir>/<dataset>.cfs.
 const FileExt = ".cfs"
@@ -126,7 +129,21 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 		return nil, search.EmptyDatasetError(q.Dataset)
 	}
 	var buf [search.MaxLimit]uint32
-	return snap.cities(snap.find(q.Prefix, q.Limit, buf[:0])), nil
+	return snap.cities(snap.find(q.Prefix, q.Countries, q.Limit, buf[:0])), nil
+}
+
+// Extensions implements search.Extender.
+func (s *Store) Extensions(ctx context.Context, d search.Dataset, prefix string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	snap := s.snaps[d]
+	if snap == nil {
+		return nil, search.EmptyDatasetError(d)
+	}
+	return snap.extensions(prefix, nil), nil
 }
 
 // Count returns how many cities dataset d holds (0 when not imported).
@@ -137,6 +154,18 @@ func (s *Store) Count(d search.Dataset) int {
 		return snap.count
 	}
 	return 0
+}
+
+// Info returns how many cities dataset d holds and when its snapshot file,
+// as mapped now, was written (0 and the zero time when not imported), for
+// metrics.
+func (s *Store) Info(d search.Dataset) (count int, modTime time.Time) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if snap, fi := s.snaps[d], s.files[d]; snap != nil && fi != nil {
+		return snap.count, fi.ModTime()
+	}
+	return 0, time.Time{}
 }
 
 // Load implements search.Store. Concurrent loads of one dataset, from this
@@ -231,18 +260,14 @@ func (s *Store) reload(d search.Dataset) error {
 	}
 	// The file may have been replaced again between Stat and open; then
 	// the next reload maps the newer one.
+	// The previous snapshot needs no closing: it is memory, and results
+	// that still point into it keep it alive.
+	s.log.Debug("dataset read", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return snap.close()
-	}
-	prev := s.snaps[d]
-	s.snaps[d], s.files[d] = snap, fi
-	delete(s.broken, d)
-	s.mu.Unlock()
-	s.log.Debug("dataset mapped", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
-	if prev != nil {
-		return prev.close() // no search holds it: they run under the read lock
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.snaps[d], s.files[d] = snap, fi
+		delete(s.broken, d)
 	}
 	return nil
 }
@@ -265,7 +290,6 @@ func (s *Store) poll() {
 
 // Close implements search.Store.
 func (s *Store) Close() error {
-	var errs []error
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		if s.pollDone != nil {
@@ -274,10 +298,7 @@ func (s *Store) Close() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.closed = true
-		for d, snap := range s.snaps {
-			errs = append(errs, snap.close())
-			delete(s.snaps, d)
-		}
+		clear(s.snaps)
 	})
-	return errors.Join(errs...)
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +60,42 @@ func TestBrokenSnapshot(t *testing.T) {
 	storetest.MustLoad(t, s, search.Small, storetest.City("Parla", "Spain", "Madrid", 0))
 	if got := storetest.MustSearch(t, s, search.Small, "par", 10); len(got) != 1 || got[0].Name != "Parla" {
 		t.Errorf("after a new load: %+v", got)
+	}
+}
+
+// Extensions lists exactly the bytes that follow each prefix in some slug:
+// checked against a brute-force scan for every prefix of up to six bytes.
+func TestExtensions(t *testing.T) {
+	s := mustOpen(t, t.TempDir(), embedded.Options{ReloadInterval: -1})
+	defer s.Close()
+	cities := storetest.ReferenceCities(2000)
+	cities = append(cities, storetest.City("Abd", "X", "", 0), storetest.City("Abcz", "X", "", 0), storetest.City("Ab", "X", "", 0))
+	storetest.MustLoad(t, s, search.Large, cities...)
+	want := map[string]map[byte]bool{}
+	for _, c := range cities {
+		for n := 0; n < len(c.Slug) && n <= 6; n++ {
+			p := c.Slug[:n]
+			if want[p] == nil {
+				want[p] = map[byte]bool{}
+			}
+			want[p][c.Slug[n]] = true
+		}
+	}
+	for p, next := range want {
+		got, err := s.Extensions(t.Context(), search.Large, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantBytes []byte
+		for b := range next {
+			wantBytes = append(wantBytes, b)
+		}
+		slices.Sort(wantBytes)
+		if !slices.Equal(got, wantBytes) {
+			t.Errorf("Extensions(%q) = %q, want %q", p, got, wantBytes)
+		}
+	}
+	if got, _ := s.Extensions(t.Context(), search.Large, "qqqqqq"); len(got) != 0 {
+		t.Errorf("Extensions of a missing prefix = %q", got)
 	}
 }

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"bytes"
+	"math/bits"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -9,33 +11,77 @@ import (
 )
 
 // find appends to dst (which must be empty with room for limit) the
-// indexes of the best limit records for prefix, best first.
-func (s *snapshot) find(prefix string, limit int, dst []uint32) []uint32 {
+// indexes of the best limit records for prefix, best first, keeping only
+// cities of the given countries when there are any.
+func (s *snapshot) find(prefix string, countries []string, limit int, dst []uint32) []uint32 {
 	if e, ok := s.heavy[prefix]; ok && limit <= s.listCap {
-		return s.mergeHeavy(prefix, e, limit, dst)
+		var buf [search.MaxLimit]uint32
+		others := buf[:0]
+		for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
+			if i := le32(e.list, j); s.accepts(i, countries) {
+				others = append(others, i)
+			}
+		}
+		// The list holds the best listCap matches: a filter may need
+		// more than it has, and then the whole range is scanned.
+		if len(others) == limit || len(e.list)/4 < s.listCap {
+			return s.merge(prefix, countries, e.exactLo, e.exactHi, others, limit, dst)
+		}
+		return s.scan(prefix, countries, int(e.exactLo), limit, dst)
 	}
+	lo, _ := s.bounds(prefix)
+	return s.scan(prefix, countries, lo, limit, dst)
+}
+
+// bounds returns the range of records whose slugs start with prefix.
+func (s *snapshot) bounds(prefix string) (lo, hi int) {
 	p := unsafe.Slice(unsafe.StringData(prefix), len(prefix))
 	from, to := 0, s.count
-	if len(p) >= 3 {
-		code, ok := trigramCode(p)
+	if k := min(len(p), 4); k >= 3 {
+		code, ok := gramCode(p, k)
 		if !ok {
-			return dst // not a folded query: nothing can match
+			return 0, 0 // not a folded query: nothing can match
 		}
-		from, to = int(s.starts[code]), int(s.starts[code+1])
+		starts := s.starts3
+		if k == 4 {
+			starts = s.starts4
+		}
+		// from is the first slug not less than the k-gram; to bounds the
+		// range but may take in shorter slugs ("abd" follows "abcz").
+		from, to = int(starts[code]), int(starts[code+1])
 	}
-	lo := from + sort.Search(to-from, func(i int) bool { return bytes.Compare(s.slug(uint32(from+i)), p) >= 0 })
+	lo = from + sort.Search(to-from, func(i int) bool { return bytes.Compare(s.slug(uint32(from+i)), p) >= 0 })
+	// Every slug with the prefix sorts before prefix+"\x7f": slugs are ASCII.
+	var end [64]byte
+	q := append(append(end[:0], p...), 0x7f)
+	hi = lo + sort.Search(to-lo, func(i int) bool { return bytes.Compare(s.slug(uint32(lo+i)), q) > 0 })
+	return lo, hi
+}
+
+// scan ranks the records of prefix's range, which starts at lo, by
+// looking at every one of them.
+func (s *snapshot) scan(prefix string, countries []string, lo, limit int, dst []uint32) []uint32 {
+	p := unsafe.Slice(unsafe.StringData(prefix), len(prefix))
 	// Whole-name matches come first in the range, already in rank order;
 	// the others rank by their base rank alone.
 	exactHi := lo
-	for exactHi < s.count && len(s.slug(uint32(exactHi))) == len(p) && bytes.Equal(s.slug(uint32(exactHi)), p) {
+	for exactHi < s.count && bytes.Equal(s.slug(uint32(exactHi)), p) {
 		exactHi++
 	}
 	var buf [search.MaxLimit]uint32
 	others := buf[:0]
 	for i := uint32(exactHi); int(i) < s.count && bytes.HasPrefix(s.slug(i), p); i++ {
-		others = insertByRank(s, others, limit, i)
+		if s.accepts(i, countries) {
+			others = insertByRank(s, others, limit, i)
+		}
 	}
-	return s.merge(prefix, uint32(lo), uint32(exactHi), others, limit, dst)
+	return s.merge(prefix, countries, uint32(lo), uint32(exactHi), others, limit, dst)
+}
+
+// accepts reports whether record i is a city of one of countries (any
+// city, when there are none).
+func (s *snapshot) accepts(i uint32, countries []string) bool {
+	return len(countries) == 0 || slices.Contains(countries, s.areas[le32(s.rec(i), rArea)].code)
 }
 
 // insertByRank puts record i into top, kept in rank order and at most limit long.
@@ -58,10 +104,17 @@ func insertByRank(s *snapshot, top []uint32, limit int, i uint32) []uint32 {
 }
 
 // merge appends to dst the best limit of the whole-name matches
-// [exact, exactHi), which are in rank order, and others, the best other
-// matches in rank order, comparing across the two with the exact boost.
-func (s *snapshot) merge(prefix string, exact, exactHi uint32, others []uint32, limit int, dst []uint32) []uint32 {
-	for len(dst) < limit && (exact < exactHi || len(others) > 0) {
+// [exact, exactHi) that countries accept, which are in rank order, and
+// others, the best other matches in rank order, comparing across the two
+// with the exact boost.
+func (s *snapshot) merge(prefix string, countries []string, exact, exactHi uint32, others []uint32, limit int, dst []uint32) []uint32 {
+	for len(dst) < limit {
+		for exact < exactHi && !s.accepts(exact, countries) {
+			exact++
+		}
+		if exact == exactHi && len(others) == 0 {
+			break
+		}
 		if len(others) == 0 || (exact < exactHi && s.compare(prefix, exact, others[0]) <= 0) {
 			dst = append(dst, exact)
 			exact++
@@ -73,13 +126,49 @@ func (s *snapshot) merge(prefix string, exact, exactHi uint32, others []uint32, 
 	return dst
 }
 
-// mergeHeavy merges a heavy prefix's exact matches with its precomputed
-// list of the best other matches.
-func (s *snapshot) mergeHeavy(prefix string, e heavyEntry, limit int, dst []uint32) []uint32 {
-	var buf [search.MaxLimit]uint32
-	others := buf[:0]
-	for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
-		others = append(others, le32(e.list, j))
+// extensions appends to dst each byte that follows prefix in some slug, in
+// order: the children of prefix in the trie the sorted slugs form.
+func (s *snapshot) extensions(prefix string, dst []byte) []byte {
+	if len(prefix) <= shortPrefixLen {
+		return s.shortExtensions(prefix, dst)
 	}
-	return s.merge(prefix, e.exactLo, e.exactHi, others, limit, dst)
+	lo, hi := s.bounds(prefix)
+	n := len(prefix)
+	var key [64]byte
+	for i := lo; i < hi; {
+		slug := s.slug(uint32(i))
+		if len(slug) == n {
+			i++
+			continue
+		}
+		b := slug[n]
+		dst = append(dst, b)
+		if hi-i < 64 { // a short range: step through it
+			for i < hi && s.slug(uint32(i))[n] == b {
+				i++
+			}
+			continue
+		}
+		// Skip to the first slug past prefix+b+"\x7f".
+		q := append(append(append(key[:0], prefix...), b), 0x7f)
+		i += sort.Search(hi-i, func(k int) bool { return bytes.Compare(s.slug(uint32(i+k)), q) > 0 })
+	}
+	return dst
+}
+
+// slugAlphabet is every byte a slug holds, in byte order: trigramSymbol
+// numbers them.
+const slugAlphabet = "-0123456789abcdefghijklmnopqrstuvwxyz"
+
+// shortExtensions answers extensions for prefixes of up to shortPrefixLen
+// bytes from the bit sets of shortChildren.
+func (s *snapshot) shortExtensions(prefix string, dst []byte) []byte {
+	idx, ok := shortIndex(unsafe.Slice(unsafe.StringData(prefix), len(prefix)))
+	if !ok {
+		return dst
+	}
+	for set := s.kids[idx]; set != 0; set &= set - 1 {
+		dst = append(dst, slugAlphabet[bits.TrailingZeros64(set)])
+	}
+	return dst
 }

@@ -49,11 +49,15 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	lo, _ := slices.BinarySearchFunc(cities, q.Prefix, func(c search.City, p string) int {
 		return strings.Compare(c.Slug, p)
 	})
-	hi := lo
-	for hi < len(cities) && strings.HasPrefix(cities[hi].Slug, q.Prefix) {
-		hi++
+	matches := []search.City{}
+	for _, c := range cities[lo:] {
+		if !strings.HasPrefix(c.Slug, q.Prefix) {
+			break
+		}
+		if len(q.Countries) == 0 || slices.Contains(q.Countries, c.CountryCode) {
+			matches = append(matches, c)
+		}
 	}
-	matches := slices.Clone(cities[lo:hi])
 	slices.SortFunc(matches, func(a, b search.City) int { return search.Compare(q.Prefix, &a, &b) })
 	if len(matches) > q.Limit {
 		matches = matches[:q.Limit]

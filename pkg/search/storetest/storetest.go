@@ -32,6 +32,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("failed load keeps the old dataset", func(t *testing.T) { testFailedLoad(t, open) })
 	t.Run("searches during a load see old or new", func(t *testing.T) { testConcurrentLoad(t, open) })
 	t.Run("matches the reference store", func(t *testing.T) { testReference(t, open) })
+	t.Run("filters by country", func(t *testing.T) { testCountries(t, open) })
+	t.Run("finds typos", func(t *testing.T) { testTypos(t, open) })
 }
 
 // City builds a test city with its slug.
@@ -397,11 +399,114 @@ func testReference(t *testing.T, open Opener) {
 	})
 	for _, p := range keys {
 		for _, limit := range []int{1, 10, search.MaxLimit} {
-			want := MustSearch(t, ref, search.Large, p, limit)
-			got := MustSearch(t, s, search.Large, p, limit)
-			if !slices.Equal(got, want) {
-				t.Errorf("prefix %q limit %d:\n got %q\nwant %q", p, limit, names(got), names(want))
+			for _, countries := range [][]string{nil, {"cl"}, {"no", "es"}} {
+				q := search.Query{Dataset: search.Large, Prefix: p, Limit: limit, Countries: countries}
+				want, err := ref.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.Search(t.Context(), q)
+				if err != nil {
+					t.Fatalf("%+v: %v", q, err)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", p, limit, countries, names(got), names(want))
+				}
 			}
 		}
+	}
+}
+
+// CountryCity builds a test city with its slug and country code.
+func CountryCity(name, country, code string, population int64) search.City {
+	c := City(name, country, "", population)
+	c.CountryCode = code
+	return c
+}
+
+func testCountries(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Large,
+		CountryCity("Santiago", "Chile", "cl", 4837295),
+		CountryCity("San Bernardo", "Chile", "cl", 262990),
+		CountryCity("Santa Cruz", "Chile", "cl", 0),
+		CountryCity("Santo Domingo", "Dominican Republic", "do", 2201941),
+		CountryCity("Sanaa", "Yemen", "ye", 1937451),
+		CountryCity("San Juan", "Argentina", "ar", 447048),
+		CountryCity("Salta", "Argentina", "ar", 512686),
+	)
+	for _, tc := range []struct {
+		countries []string
+		want      []string
+	}{
+		{nil, []string{"Santiago", "Santo Domingo", "Sanaa", "San Juan", "San Bernardo", "Santa Cruz"}},
+		{[]string{"cl"}, []string{"Santiago", "San Bernardo", "Santa Cruz"}},
+		{[]string{"ar", "ye"}, []string{"Sanaa", "San Juan"}},
+		{[]string{"fr"}, []string{}},
+	} {
+		t.Run(strings.Join(tc.countries, ","), func(t *testing.T) {
+			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: tc.countries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotNames []string
+			for _, c := range got {
+				gotNames = append(gotNames, c.Name)
+			}
+			if !slices.Equal(gotNames, tc.want) && !(len(gotNames) == 0 && len(tc.want) == 0) {
+				t.Errorf("got %q, want %q", gotNames, tc.want)
+			}
+		})
+	}
+	if _, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: []string{"Chile"}}); !errors.Is(err, search.ErrInvalidQuery) {
+		t.Errorf("a country that is not a code: err = %v, want ErrInvalidQuery", err)
+	}
+}
+
+func testTypos(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Large,
+		CountryCity("Zürich", "Switzerland", "ch", 341730),
+		CountryCity("Zug", "Switzerland", "ch", 23435),
+		CountryCity("Zuera", "Spain", "es", 6000),
+		CountryCity("Zurita", "Spain", "es", 0),
+		CountryCity("Paris", "France", "fr", 2138551),
+		CountryCity("Parisot", "France", "fr", 0),
+		CountryCity("Pari", "Brazil", "br", 0),
+		CountryCity("Paros", "Greece", "gr", 13715),
+		CountryCity("Baris", "Turkey", "tr", 0),
+		CountryCity("San Francisco", "United States", "us", 864816),
+		CountryCity("San Fernando", "Chile", "cl", 49519),
+	)
+	typos := search.WithTypos(s)
+	for _, tc := range []struct {
+		name      string
+		prefix    string
+		fuzzy     bool
+		countries []string
+		want      []string
+	}{
+		{"transposed letters", "zuirch", true, nil, []string{"Zürich"}},
+		{"exact matches first, then one edit", "paris", true, nil, []string{"Paris", "Parisot", "Paros", "Pari", "Baris"}},
+		{"typos off", "paris", false, nil, []string{"Paris", "Parisot"}},
+		{"no typos below five letters", "pars", true, nil, nil},
+		{"two edits from nine letters on", "san-fransisko", true, nil, []string{"San Francisco"}},
+		{"two edits are too many below nine letters", "zuirhc", true, nil, nil},
+		{"country filter keeps a typo match", "zuriat", true, []string{"es"}, []string{"Zurita"}},
+		{"country filter drops a typo match", "zuirch", true, []string{"es"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := typos.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Fuzzy: tc.fuzzy, Countries: tc.countries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotNames []string
+			for _, c := range got {
+				gotNames = append(gotNames, c.Name)
+			}
+			if !slices.Equal(gotNames, tc.want) {
+				t.Errorf("%q: got %q, want %q", tc.prefix, gotNames, tc.want)
+			}
+		})
 	}
 }

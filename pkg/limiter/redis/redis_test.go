@@ -1,0 +1,264 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cityfinder/cityfinder/internal/redistest"
+	"github.com/cityfinder/cityfinder/pkg/limiter"
+	"github.com/cityfinder/cityfinder/pkg/limiter/redis"
+	"github.com/cityfinder/cityfinder/pkg/limiter/storetest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// mustOpen opens a store on the test's shared Redis with keys of its own.
+func mustOpen(tb testing.TB, opts ...redis.Option) (*redis.Store, string) {
+	tb.Helper()
+	prefix := redistest.KeyPrefix(tb)
+	store, err := redis.Open(redistest.URL(tb), append([]redis.Option{redis.WithPrefix(prefix)}, opts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = store.Close() })
+	if err := store.Ping(tb.Context()); err != nil {
+		tb.Fatalf("Redis at %s does not answer: %v", store.Addr(), err)
+	}
+	tb.Cleanup(func() { deleteKeys(tb, prefix) })
+	return store, prefix
+}
+
+// deleteKeys removes the keys under prefix from the shared Redis, which may
+// be one the tests do not own (CITYFINDER_TEST_REDIS_URL).
+func deleteKeys(tb testing.TB, prefix string) {
+	client := mustClient(tb)
+	ctx := context.Background() // tb.Context is done in cleanups
+	iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if err := client.Del(ctx, iter.Val()).Err(); err != nil {
+			tb.Errorf("delete %s: %v", iter.Val(), err)
+			return
+		}
+	}
+	if err := iter.Err(); err != nil {
+		tb.Errorf("scan %s*: %v", prefix, err)
+	}
+}
+
+// mustClient is a plain client of the test's shared Redis, to look at keys.
+func mustClient(tb testing.TB) *goredis.Client {
+	tb.Helper()
+	o, err := goredis.ParseURL(redistest.URL(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := goredis.NewClient(o)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// The conformance suite, on the test's clock passed to the script.
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) limiter.Store {
+		store, _ := mustOpen(t, redis.WithClock(now))
+		return store
+	})
+}
+
+func mustAllow(tb testing.TB, store limiter.Store, key string, p limiter.Policy) limiter.Decision {
+	tb.Helper()
+	d, err := store.Allow(tb.Context(), key, p)
+	if err != nil {
+		tb.Fatalf("Allow(%q): %v", key, err)
+	}
+	return d
+}
+
+// Without a test clock the window runs on Redis's TIME: this is the one
+// test that waits for real time to pass, a fraction of a second.
+func TestWindowOnRedisTime(t *testing.T) {
+	store, prefix := mustOpen(t)
+	client := mustClient(t)
+	p := limiter.Policy{Max: 2, Window: 300 * time.Millisecond}
+
+	for i := range p.Max {
+		if d := mustAllow(t, store, "client", p); !d.Allowed || d.Remaining != p.Max-1-i {
+			t.Fatalf("request %d: %+v, want accepted with %d remaining", i+1, d, p.Max-1-i)
+		}
+	}
+	d := mustAllow(t, store, "client", p)
+	if d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > p.Window || d.NextSlot != d.RetryAfter {
+		t.Fatalf("third request: %+v, want rejected with 0 < RetryAfter = NextSlot <= %s", d, p.Window)
+	}
+
+	// The key expires when the window of its newest request ends.
+	ttl, err := client.PTTL(t.Context(), prefix+"client").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 0 || ttl > p.Window {
+		t.Errorf("PTTL = %s, want in (0, %s]", ttl, p.Window)
+	}
+
+	time.Sleep(d.RetryAfter)
+	if d := mustAllow(t, store, "client", p); !d.Allowed {
+		t.Fatalf("after RetryAfter: %+v, want accepted", d)
+	}
+
+	// An idle client costs nothing: its key is gone a window later.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := client.Exists(t.Context(), prefix+"client").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("key %s still there 5s after its window", prefix+"client")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Every key the script writes has an expiry, including those whose policy
+// shrank and those of rejected requests.
+func TestEveryKeyExpires(t *testing.T) {
+	store, prefix := mustOpen(t)
+	client := mustClient(t)
+	for _, p := range []limiter.Policy{
+		{Max: 3, Window: time.Hour},
+		{Max: 1, Window: time.Hour}, // shrinks the list
+		{Max: 1, Window: time.Hour}, // rejected
+		{Max: 2, Window: time.Minute},
+	} {
+		mustAllow(t, store, "client", p)
+		ttl, err := client.PTTL(t.Context(), prefix+"client").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("after a request under %+v: PTTL = %s, want in (0, 1h]", p, ttl)
+		}
+	}
+	keys, err := client.Keys(t.Context(), prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 {
+		t.Fatalf("keys %q, want one for the one client", keys)
+	}
+}
+
+// commandCounter counts the commands a client sends.
+type commandCounter struct {
+	names atomic.Pointer[[]string]
+}
+
+func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		for {
+			old := c.names.Load()
+			names := append(append([]string(nil), deref(old)...), cmd.Name())
+			if c.names.CompareAndSwap(old, &names) {
+				break
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func deref(p *[]string) []string {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// One round trip per decision: EVALSHA, and EVAL only when Redis has lost
+// the script (restarted, SCRIPT FLUSH).
+func TestOneRoundTripPerDecision(t *testing.T) {
+	client := mustClient(t)
+	counter := &commandCounter{}
+	client.AddHook(counter)
+	prefix := redistest.KeyPrefix(t)
+	t.Cleanup(func() { deleteKeys(t, prefix) })
+	store := redis.New(client, redis.WithPrefix(prefix))
+	p := limiter.Policy{Max: 5, Window: time.Minute}
+
+	if err := client.ScriptFlush(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	counter.names.Store(nil)
+	mustAllow(t, store, "a", p)
+	mustAllow(t, store, "b", p)
+	mustAllow(t, store, "a", p)
+	if got, want := strings.Join(deref(counter.names.Load()), " "), "evalsha eval evalsha evalsha"; got != want {
+		t.Fatalf("commands %q, want %q", got, want)
+	}
+}
+
+func TestUnreachableRedisFailsFast(t *testing.T) {
+	// A port that was free a moment ago: connections are refused.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	store, err := redis.Open("redis://" + addr + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	p := limiter.Policy{Max: 1, Window: time.Second}
+	start := time.Now()
+	for range 20 {
+		if _, err := store.Allow(t.Context(), "client", p); err == nil {
+			t.Fatal("Allow with Redis down: no error")
+		}
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("20 decisions with Redis down took %s, want them to fail fast", took)
+	}
+	if err := store.Ping(t.Context()); err == nil {
+		t.Error("Ping with Redis down: no error")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	for _, bad := range []string{"", "http://127.0.0.1:6379", "redis://127.0.0.1:6379/notadb"} {
+		if _, err := redis.Open(bad); err == nil {
+			t.Errorf("Open(%q): no error", bad)
+		}
+	}
+	store, err := redis.Open("redis://user:secret@127.0.0.1:1/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if got := store.Addr(); got != "127.0.0.1:1" {
+		t.Errorf("Addr() = %q, want the host:port without the password", got)
+	}
+}
+
+func TestAllowInvalidPolicyNeedsNoRedis(t *testing.T) {
+	store := redis.New(goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}))
+	_, err := store.Allow(t.Context(), "client", limiter.Policy{})
+	if !errors.Is(err, limiter.ErrInvalidPolicy) {
+		t.Fatalf("error %v, want ErrInvalidPolicy", err)
+	}
+}

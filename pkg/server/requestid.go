@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+)
+
+// headerRequestID carries a request's id, both ways.
+const headerRequestID = "X-Request-Id"
+
+// maxRequestIDLen bounds a client's request id: a UUID is 36 characters, a
+// W3C trace id 32.
+const maxRequestIDLen = 64
+
+// requestIDKey is the context key of the request id.
+type requestIDKey struct{}
+
+// RequestID returns the id of the request whose context is ctx, as the
+// X-Request-Id response header and the logs show it; "" outside a request
+// served by New's handler.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// requestIDs makes ids unique to this process: a random prefix drawn at
+// start, then a counter. Cheaper than a random id per request, and still
+// unique across replicas for any practical purpose (64 random bits).
+var requestIDs = struct {
+	prefix string
+	next   atomic.Uint64
+}{prefix: randomPrefix()}
+
+func randomPrefix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:]) + "-"
+}
+
+// requestID returns the id the client sent when it is sane (see
+// saneRequestID), else a new one.
+func requestID(sent string) string {
+	if saneRequestID(sent) {
+		return sent
+	}
+	return requestIDs.prefix + strconv.FormatUint(requestIDs.next.Add(1), 36)
+}
+
+// saneRequestID reports whether a client's id can go into logs and headers
+// as it is: 1 to maxRequestIDLen characters of [A-Za-z0-9._-]. Anything else
+// (empty, huge, spaces, quotes, control characters that could forge a log
+// line) is replaced, not escaped.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// LogRequestIDs wraps h so that every record logged with a request's
+// context carries request_id, so that the access line, the server's own
+// errors and those of the middleware (the rate limiter logs with the
+// request's context) of one request can be found together. New wraps the
+// handler of WithLogger itself; wrapping twice adds the attribute once.
+func LogRequestIDs(h slog.Handler) slog.Handler {
+	if _, ok := h.(requestIDHandler); ok {
+		return h
+	}
+	return requestIDHandler{h}
+}
+
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := RequestID(ctx); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
