@@ -52,7 +52,7 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	}
 	urls := make([]string, 0, len(set.all()))
 	for _, p := range set.all() {
-		urls = append(urls, base+"/search?dataset=large&q="+p)
+		urls = append(urls, base+"/search?dataset=large&fuzzy=false&q="+p)
 	}
 	load(urls, conns, time.Second) // warm up
 	r.httpServe = load(urls, conns, duration)

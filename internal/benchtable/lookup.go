@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -60,6 +61,7 @@ func bareRead(path string) (int, time.Duration, error) {
 
 type prefixSet struct {
 	sampled []string // 2,000 prefixes of 3–6 letters of real slugs
+	typos   []string // 500 real slugs with one random edit each
 	slugs   []string // every slug, sorted: the baseline's index
 }
 
@@ -109,7 +111,35 @@ func samplePrefixes(storeDir string) (prefixSet, error) {
 		seen[p] = true
 		sampled = append(sampled, p)
 	}
-	return prefixSet{sampled: sampled, slugs: slugs}, nil
+	return prefixSet{sampled: sampled, typos: misspell(rng, slugs, 500), slugs: slugs}, nil
+}
+
+// misspell returns n real slugs of five letters or more, each with one
+// random edit: an insertion, deletion, substitution or transposition.
+func misspell(rng *rand.Rand, slugs []string, n int) []string {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	var out []string
+	for len(out) < n {
+		s := []byte(slugs[rng.IntN(len(slugs))])
+		if search.MaxEdits(string(s)) == 0 {
+			continue
+		}
+		i := rng.IntN(len(s) - 1)
+		switch rng.IntN(4) {
+		case 0:
+			s = append(s[:i], append([]byte{letters[rng.IntN(26)]}, s[i:]...)...)
+		case 1:
+			s = append(s[:i], s[i+1:]...)
+		case 2:
+			s[i] = letters[rng.IntN(26)]
+		default:
+			s[i], s[i+1] = s[i+1], s[i]
+		}
+		if q := search.Slug(string(s)); search.MaxEdits(q) > 0 {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // datasetPathFromStore finds the generated file beside the store directory.
@@ -125,6 +155,8 @@ type lookupResult struct {
 	median, p99, heavyMax             time.Duration
 	baseMedian, baseP99, baseHeavyMax time.Duration
 	queries                           int
+	typoMedian, typoP99, typoOneP99   time.Duration // with typo matches
+	typoQueries                       int
 }
 
 var sink int
@@ -176,11 +208,29 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		return lookupResult{}, err
 	}
 	base, _ := timeEach(all, baseline)
+	typos := search.WithTypos(store)
+	fuzzy, err := timeEach(set.typos, func(p string) error {
+		cities, err := typos.Search(ctx, search.Query{Dataset: search.Large, Prefix: p, Limit: 10, Fuzzy: true})
+		sink += len(cities)
+		return err
+	})
+	if err != nil {
+		return lookupResult{}, err
+	}
+	var oneEdit []time.Duration // queries of 5–8 letters: one typo allowed
+	for i, p := range set.typos {
+		if search.MaxEdits(p) == 1 {
+			oneEdit = append(oneEdit, fuzzy[i])
+		}
+	}
+	runtime.KeepAlive(sink) // the results were used
 	n := len(set.sampled)
 	return lookupResult{
 		median: percentile(got, 50), p99: percentile(got, 99), heavyMax: slices.Max(got[n:]),
 		baseMedian: percentile(base, 50), baseP99: percentile(base, 99), baseHeavyMax: slices.Max(base[n:]),
-		queries: len(all),
+		queries:    len(all),
+		typoMedian: percentile(fuzzy, 50), typoP99: percentile(fuzzy, 99), typoOneP99: percentile(oneEdit, 99),
+		typoQueries: len(set.typos),
 	}, nil
 }
 

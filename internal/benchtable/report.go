@@ -27,6 +27,9 @@ func printReport(w io.Writer, r *report, conns int) {
 	row(w, "2", "top-10 lookup, p99", us(l.p99), us(l.baseP99), ratio(l.p99, l.baseP99), "≤ 2×", l.p99 <= 2*l.baseP99)
 	row(w, "2", "top-10 lookup, slowest heavy prefix ("+strings.Join(heavyPrefixes, " ")+")", us(l.heavyMax), us(l.baseHeavyMax),
 		ratio(l.heavyMax, l.baseHeavyMax), "≤ 2×", l.heavyMax <= 2*l.baseHeavyMax)
+	row(w, "6", fmt.Sprintf("typo lookup (fuzzy), median / p99 of %d one-edit misspellings", l.typoQueries), us(l.typoMedian)+" / "+us(l.typoP99),
+		"exact: "+us(l.median)+" / "+us(l.p99), "", "p99 < 1 ms", l.typoP99 < time.Millisecond)
+	row(w, "6", "typo lookup, p99 of queries of 5–8 letters (one edit allowed)", us(l.typoOneP99), "", "", "p99 < 1 ms", l.typoOneP99 < time.Millisecond)
 	s, b := r.httpServe, r.httpBare
 	row(w, "3", fmt.Sprintf("HTTP /search, requests/s at %d connections", conns), fmt.Sprintf("%.0f (%d failed)", s.rps, s.failures),
 		fmt.Sprintf("bare handler: %.0f", b.rps), fmt.Sprintf("%.0f%%", 100*s.rps/b.rps), "≥ 70%", s.rps >= 0.7*b.rps && s.failures == 0)
