@@ -60,6 +60,32 @@ func (t *typos) Search(ctx context.Context, q Query) ([]City, error) {
 	if err != nil || !q.Fuzzy || edits == 0 || len(exact) >= q.Limit {
 		return exact, err
 	}
+	// Fewer edits rank first, so when the matches within fewer edits fill
+	// the answer, those needing more can stay unsearched: the walk for two
+	// edits visits many times the nodes of the walk for one.
+	var hits []typoHit
+	for e := 1; e <= edits; e++ {
+		if hits, err = t.typoHits(ctx, q, e); err != nil {
+			return nil, err
+		}
+		if len(exact)+len(hits) >= q.Limit {
+			break
+		}
+	}
+	out := exact
+	for _, h := range hits {
+		if len(out) == q.Limit {
+			break
+		}
+		h.city.Match = MatchSpan(h.city.Name, min(len(h.corrected), len(h.city.Slug)))
+		out = append(out, h.city)
+	}
+	return out, nil
+}
+
+// typoHits returns the cities within edits of q that are not exact
+// matches, best first, each once with its fewest edits.
+func (t *typos) typoHits(ctx context.Context, q Query, edits int) ([]typoHit, error) {
 	nodes, err := t.corrections(ctx, q.Dataset, q.Prefix, edits)
 	if err != nil {
 		return nil, err
@@ -88,15 +114,7 @@ func (t *typos) Search(ctx context.Context, q Query) ([]City, error) {
 		}
 	}
 	slices.SortFunc(hits, func(a, b typoHit) int { return compareTypos(&a, &b) })
-	out := exact
-	for _, h := range hits {
-		if len(out) == q.Limit {
-			break
-		}
-		h.city.Match = MatchSpan(h.city.Name, min(len(h.corrected), len(h.city.Slug)))
-		out = append(out, h.city)
-	}
-	return out, nil
+	return hits, nil
 }
 
 // compareTypos orders typo matches: fewer edits, then Compare's rule with
@@ -148,48 +166,72 @@ func (t *typos) corrections(ctx context.Context, d Dataset, query string, maxEdi
 		rows[0][j] = j
 	}
 	var out []correction
+	// visit computes the row of a node from its parent's; the walk is
+	// depth first, so rows[depth-1] is always the parent's.
+	visit := func(path []byte) bool {
+		depth := len(path)
+		if depth > maxDepth {
+			return false
+		}
+		row, cur := rows[depth-1], rows[depth]
+		b := path[depth-1]
+		cur[0] = depth
+		lowest := depth
+		for j := 1; j <= n; j++ {
+			cost := 1
+			if query[j-1] == b {
+				cost = 0
+			}
+			cur[j] = min(row[j]+1, cur[j-1]+1, row[j-1]+cost)
+			if j > 1 && depth > 1 && b == query[j-2] && path[depth-2] == query[j-1] {
+				cur[j] = min(cur[j], rows[depth-2][j-2]+1)
+			}
+			lowest = min(lowest, cur[j])
+		}
+		if lowest > maxEdits {
+			return false
+		}
+		if depth >= n && string(path[:n]) == query {
+			return false // exact matches, found by the plain search
+		}
+		if dist := cur[n]; dist <= maxEdits {
+			out = append(out, correction{prefix: string(path), edits: dist})
+			if lowest >= dist {
+				return false // nothing below can need fewer edits
+			}
+		}
+		return depth < maxDepth
+	}
+	if err := t.walkTrie(ctx, d, visit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TrieWalker is implemented by stores that walk the trie of a dataset's
+// slugs themselves, faster than WithTypos can through Extensions.
+type TrieWalker interface {
+	// WalkTrie calls visit with the path of every node below the root,
+	// depth first, children in byte order, and goes below a node only when
+	// visit returns true. visit must not keep path.
+	WalkTrie(ctx context.Context, d Dataset, visit func(path []byte) bool) error
+}
+
+// walkTrie walks with the store's TrieWalker, or else node by node through
+// its Extensions (or Search).
+func (t *typos) walkTrie(ctx context.Context, d Dataset, visit func(path []byte) bool) error {
+	if w, ok := t.s.(TrieWalker); ok {
+		return w.WalkTrie(ctx, d, visit)
+	}
 	var walk func(path []byte) error
 	walk = func(path []byte) error {
-		depth := len(path)
-		row := rows[depth]
-		var prev []int
-		if depth > 0 {
-			prev = rows[depth-1]
-		}
 		next, err := t.extensions(ctx, d, string(path))
 		if err != nil {
 			return err
 		}
 		for _, b := range next {
 			child := append(path, b)
-			cur := rows[depth+1]
-			cur[0] = len(child)
-			lowest := cur[0]
-			for j := 1; j <= n; j++ {
-				cost := 1
-				if query[j-1] == b {
-					cost = 0
-				}
-				cur[j] = min(row[j]+1, cur[j-1]+1, row[j-1]+cost)
-				if j > 1 && depth > 0 && b == query[j-2] && child[depth-1] == query[j-1] {
-					cur[j] = min(cur[j], prev[j-2]+1)
-				}
-				lowest = min(lowest, cur[j])
-			}
-			if lowest > maxEdits {
-				continue
-			}
-			if len(child) >= n && string(child[:n]) == query {
-				continue // exact matches, found by the plain search
-			}
-			dist := cur[n]
-			if dist <= maxEdits {
-				out = append(out, correction{prefix: string(child), edits: dist})
-				if lowest >= dist {
-					continue // nothing below can need fewer edits
-				}
-			}
-			if len(child) < maxDepth {
+			if visit(child) {
 				if err := walk(child); err != nil {
 					return err
 				}
@@ -197,10 +239,7 @@ func (t *typos) corrections(ctx context.Context, d Dataset, query string, maxEdi
 		}
 		return nil
 	}
-	if err := walk(make([]byte, 0, maxDepth+1)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return walk(nil)
 }
 
 // extensions asks the store's Extender, or else Search about every byte.

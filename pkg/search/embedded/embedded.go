@@ -62,8 +62,9 @@ type Store struct {
 }
 
 var (
-	_ search.Store    = (*Store)(nil)
-	_ search.Extender = (*Store)(nil)
+	_ search.Store      = (*Store)(nil)
+	_ search.Extender   = (*Store)(nil)
+	_ search.TrieWalker = (*Store)(nil)
 )
 
 // FileExt is the extension of snapshot files: <dir>/<dataset>.cfs.
@@ -130,6 +131,21 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	}
 	var buf [search.MaxLimit]uint32
 	return snap.cities(snap.find(q.Prefix, q.Countries, q.Limit, buf[:0])), nil
+}
+
+// WalkTrie implements search.TrieWalker.
+func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	snap := s.snaps[d]
+	if snap == nil {
+		return search.EmptyDatasetError(d)
+	}
+	snap.walkTrie(visit)
+	return nil
 }
 
 // Extensions implements search.Extender.

@@ -172,3 +172,51 @@ func (s *snapshot) shortExtensions(prefix string, dst []byte) []byte {
 	}
 	return dst
 }
+
+// walkTrie calls visit for every node of the trie of slugs, depth first:
+// children of the short prefixes come from their bit sets, those of longer
+// ones from the prefix's range of records, split by the next byte.
+func (s *snapshot) walkTrie(visit func(path []byte) bool) {
+	var short func(path []byte)
+	var deep func(lo, hi int, path []byte)
+	short = func(path []byte) {
+		var buf [trigramSymbols]byte
+		for _, b := range s.shortExtensions(aliasString(path), buf[:0]) {
+			child := append(path, b)
+			if !visit(child) {
+				continue
+			}
+			if len(child) < shortPrefixLen {
+				short(child)
+			} else {
+				lo, hi := s.bounds(aliasString(child))
+				deep(lo, hi, child)
+			}
+		}
+	}
+	deep = func(lo, hi int, path []byte) {
+		n := len(path)
+		i := lo
+		for i < hi && len(s.slug(uint32(i))) == n {
+			i++ // the prefix itself: no child
+		}
+		for i < hi {
+			b := s.slug(uint32(i))[n]
+			// Every slug in range is longer than n here, and sorted.
+			j := i + 1
+			if hi-i <= 16 {
+				for j < hi && s.slug(uint32(j))[n] == b {
+					j++
+				}
+			} else {
+				j = i + sort.Search(hi-i, func(k int) bool { return s.slug(uint32(i+k))[n] > b })
+			}
+			child := append(path, b)
+			if visit(child) {
+				deep(i, j, child)
+			}
+			i = j
+		}
+	}
+	short(make([]byte, 0, 128))
+}
