@@ -209,7 +209,7 @@ func (s *snapshot) walkTrie(visit func(path []byte) bool) {
 					j++
 				}
 			} else {
-				j = i + sort.Search(hi-i, func(k int) bool { return s.slug(uint32(i+k))[n] > b })
+				j = i + sort.Search(hi-i, func(k int) bool { return s.slug(uint32(i + k))[n] > b })
 			}
 			child := append(path, b)
 			if visit(child) {
