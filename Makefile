@@ -9,7 +9,7 @@ DATASETS_MIRROR ?= ../shared/datasets
 SMALL_CSV       := datasets/world-cities.csv
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run import test browser bench lint fuzz clean
+.PHONY: build run import test browser bench lint fuzz fuzz-ci loadtest clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/cityfinder
@@ -31,8 +31,18 @@ import: build $(DATA_DIR)/small.cfs
 run: build $(DATA_DIR)/small.cfs
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)
 
-test:
-	$(GO) test -race -count=1 ./...
+# The FerretDB that the MongoDB tests run against (see internal/mongotest),
+# built from its own module so that its dependencies stay out of ours: about
+# two minutes the first time. With CITYFINDER_TEST_MONGO_URI set, the tests
+# use that MongoDB instead, and FerretDB only for the server-restart test.
+FERRETDB     := bin/ferretdb-test
+FERRETDB_SRC := internal/mongotest/ferretdb/main.go internal/mongotest/ferretdb/go.mod internal/mongotest/ferretdb/go.sum
+
+$(FERRETDB): $(FERRETDB_SRC)
+	cd internal/mongotest/ferretdb && CGO_ENABLED=0 GOWORK=off $(GO) build -buildvcs=false -o $(abspath $@) .
+
+test: $(FERRETDB)
+	CITYFINDER_FERRETDB=$(abspath $(FERRETDB)) $(GO) test -race -count=1 ./...
 
 # The demo page in headless chromium (part of `make test` too); it leaves
 # screenshots in out/demo-page for a person to look at.
@@ -51,6 +61,21 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzOKFNRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
 	$(GO) test -run '^$$' -fuzz '^FuzzMaxMindRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) ./pkg/server
+	$(GO) test -run '^$$' -fuzz '^FuzzSearchRawQuery$$' -fuzztime $(FUZZTIME) ./pkg/server
+	$(GO) test -run '^$$' -fuzz '^FuzzMatchSpan$$' -fuzztime $(FUZZTIME) ./pkg/search
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSON$$' -fuzztime $(FUZZTIME) ./pkg/search
+
+# What CI runs: every fuzz target for 20 s.
+fuzz-ci:
+	$(MAKE) fuzz FUZZTIME=20s
+
+# 60 s at saturation against serve with the large dataset, from 10,000
+# clients through a trusted proxy header, on 127.0.0.1 only; fails on any
+# 5xx, any client over its limit, or RSS that keeps growing. Not part of
+# `make test`. The dataset is generated once into $$CITYFINDER_BENCH_CACHE
+# (default ~/.cache/cityfinder-bench), shared with `make bench`.
+loadtest: build
+	$(GO) run ./internal/loadtest -bin $(BIN)
 
 lint:
 	$(GO) vet ./...

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/mongo"
+	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
 // config is every setting of a run, decoded from flags, CITYFINDER_*
@@ -25,6 +28,17 @@ type config struct {
 	} `mapstructure:"log"`
 	Server struct {
 		Addr string `mapstructure:"addr"`
+		// The http.Server's limits, and how long shutdown waits (see server.Limits).
+		ReadHeaderTimeout time.Duration `mapstructure:"read_header_timeout"`
+		ReadTimeout       time.Duration `mapstructure:"read_timeout"`
+		WriteTimeout      time.Duration `mapstructure:"write_timeout"`
+		IdleTimeout       time.Duration `mapstructure:"idle_timeout"`
+		MaxHeaderBytes    int           `mapstructure:"max_header_bytes"`
+		ShutdownTimeout   time.Duration `mapstructure:"shutdown_timeout"`
+		// /search's CORS origins and Cache-Control max-age; the datasets /readyz requires.
+		CORSOrigin    []string      `mapstructure:"cors_origin"`
+		CacheMaxAge   time.Duration `mapstructure:"cache_max_age"`
+		ReadyDatasets []string      `mapstructure:"ready_datasets"`
 	} `mapstructure:"server"`
 	Limiter struct {
 		Window         time.Duration `mapstructure:"window"`
@@ -35,6 +49,14 @@ type config struct {
 		RedisURL       string        `mapstructure:"redis_url"`
 		FailClosed     bool          `mapstructure:"fail_closed"`
 	} `mapstructure:"limiter"`
+	Mongo struct {
+		URI            string        `mapstructure:"uri"`
+		DB             string        `mapstructure:"db"`
+		PoolSize       int           `mapstructure:"pool_size"`
+		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
+		QueryTimeout   time.Duration `mapstructure:"query_timeout"`
+		BatchSize      int           `mapstructure:"batch_size"`
+	} `mapstructure:"mongo"`
 }
 
 // setting ties a config key to the flag that overrides it. Its environment
@@ -61,9 +83,68 @@ var (
 	settingFailClosed     = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
 )
 
+// The HTTP server's limits and operational headers (see pkg/server).
+var (
+	settingReadHeaderTimeout = setting{"server.read_header_timeout", "read-header-timeout", server.DefaultLimits().ReadHeaderTimeout, "longest time to read a request's headers"}
+	settingReadTimeout       = setting{"server.read_timeout", "read-timeout", server.DefaultLimits().ReadTimeout, "longest time to read a whole request"}
+	settingWriteTimeout      = setting{"server.write_timeout", "write-timeout", server.DefaultLimits().WriteTimeout, "longest time from a request's headers to the end of its answer"}
+	settingIdleTimeout       = setting{"server.idle_timeout", "idle-timeout", server.DefaultLimits().IdleTimeout, "longest time a keep-alive connection waits for its next request"}
+	settingMaxHeaderBytes    = setting{"server.max_header_bytes", "max-header-bytes", server.DefaultLimits().MaxHeaderBytes, "largest request line and headers, in bytes; larger get 431"}
+	settingShutdownTimeout   = setting{"server.shutdown_timeout", "shutdown-timeout", server.DefaultShutdownTimeout, "longest wait for requests in flight on SIGINT/SIGTERM"}
+	settingCORSOrigin        = setting{"server.cors_origin", "cors-origin", []string{"*"}, `origins whose pages may read /search ("*": any; empty: none)`}
+	settingCacheMaxAge       = setting{"server.cache_max_age", "cache-max-age", time.Minute, "how long browsers and caches may keep a /search answer (0: no-store)"}
+	settingReadyDatasets     = setting{"server.ready_datasets", "ready-datasets", []string{string(search.Small)}, "datasets /readyz requires (the others only degrade it)"}
+)
+
+// The MongoDB store (see pkg/search/mongo): with --mongo-uri, import, query
+// and serve use it instead of the embedded store in --data-dir.
+var (
+	settingMongoURI            = setting{"mongo.uri", "mongo-uri", "", "mongodb://… or mongodb+srv://… URI of a MongoDB to keep the datasets in, instead of --data-dir"}
+	settingMongoDB             = setting{"mongo.db", "mongo-db", mongo.DefaultDatabase, "MongoDB database of the datasets"}
+	settingMongoPoolSize       = setting{"mongo.pool_size", "mongo-pool-size", mongo.DefaultMaxPoolSize, "most connections to each MongoDB server"}
+	settingMongoConnectTimeout = setting{"mongo.connect_timeout", "mongo-connect-timeout", mongo.DefaultConnectTimeout, "longest wait to connect to MongoDB or find a server to use"}
+	settingMongoQueryTimeout   = setting{"mongo.query_timeout", "mongo-query-timeout", mongo.DefaultQueryTimeout, "longest time one search may take in MongoDB"}
+	settingMongoBatchSize      = setting{"mongo.batch_size", "mongo-batch-size", mongo.DefaultBatchSize, "cities per insert when importing into MongoDB"}
+	// mongoSettings are the MongoDB flags of import, query and serve.
+	mongoSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
+)
+
+// validateMongo checks the MongoDB settings; a URI is named with its
+// password redacted.
+func validateMongo(c *config) []error {
+	m := c.Mongo
+	var errs []error
+	if m.URI != "" && !strings.HasPrefix(m.URI, "mongodb://") && !strings.HasPrefix(m.URI, "mongodb+srv://") {
+		errs = append(errs, fmt.Errorf("invalid --mongo-uri %q: use mongodb://… or mongodb+srv://…", mongo.RedactURI(m.URI)))
+	}
+	if m.DB == "" {
+		errs = append(errs, errors.New("invalid --mongo-db: empty"))
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{settingMongoPoolSize.flag, m.PoolSize}, {settingMongoBatchSize.flag, m.BatchSize}} {
+		if n.v < 1 {
+			errs = append(errs, fmt.Errorf("invalid --%s %d: must be at least 1", n.flag, n.v))
+		}
+	}
+	for _, t := range []struct {
+		flag string
+		d    time.Duration
+	}{{settingMongoConnectTimeout.flag, m.ConnectTimeout}, {settingMongoQueryTimeout.flag, m.QueryTimeout}} {
+		if t.d <= 0 {
+			errs = append(errs, fmt.Errorf("invalid --%s %s: must be positive", t.flag, t.d))
+		}
+	}
+	return errs
+}
+
 // allSettings are the settings with a config key, for defaults and env.
 var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax,
-	settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed}
+	settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
+	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
+	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
+	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
 
 func (s setting) env() string {
 	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
@@ -156,5 +237,54 @@ func (c *config) validate() error {
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateServer(c)...)
+	errs = append(errs, validateMongo(c)...)
 	return errors.Join(errs...)
+}
+
+// validateServer checks the server's settings: a zero timeout would mean
+// none at all to net/http.
+func validateServer(c *config) []error {
+	var errs []error
+	s := c.Server
+	for _, t := range []struct {
+		flag string
+		d    time.Duration
+	}{
+		{settingReadHeaderTimeout.flag, s.ReadHeaderTimeout}, {settingReadTimeout.flag, s.ReadTimeout},
+		{settingWriteTimeout.flag, s.WriteTimeout}, {settingIdleTimeout.flag, s.IdleTimeout},
+		{settingShutdownTimeout.flag, s.ShutdownTimeout},
+	} {
+		if t.d <= 0 {
+			errs = append(errs, fmt.Errorf("invalid --%s %s: must be positive", t.flag, t.d))
+		}
+	}
+	if s.MaxHeaderBytes < 1024 {
+		errs = append(errs, fmt.Errorf("invalid --max-header-bytes %d: must be at least 1024", s.MaxHeaderBytes))
+	}
+	if s.CacheMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("invalid --cache-max-age %s: must be 0 or more", s.CacheMaxAge))
+	}
+	for _, o := range s.CORSOrigin {
+		if !validOrigin(o) {
+			errs = append(errs, fmt.Errorf("invalid --cors-origin %q: use * or origins such as https://example.com", o))
+		}
+	}
+	for _, d := range s.ReadyDatasets {
+		if _, err := search.ParseDataset(d); err != nil {
+			errs = append(errs, fmt.Errorf("invalid --ready-datasets: %w", err))
+		}
+	}
+	return errs
+}
+
+// validOrigin reports whether o is "*" or an origin as browsers send it:
+// http or https, a host, and nothing after it.
+func validOrigin(o string) bool {
+	if o == "*" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
+		(u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery
 }

@@ -45,6 +45,9 @@ numbers. --strict stops at the first one instead.`,
 	addFlag(cmd.Flags(), settingDataset)
 	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain or gzipped)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed row")
+	for _, s := range mongoSettings {
+		addFlag(cmd.Flags(), s)
+	}
 	return cmd
 }
 

@@ -200,6 +200,48 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 }
 
+// The limiter's settings layer the same way, lists included.
+func TestLimiterSettingsPrecedence(t *testing.T) {
+	file := writeFile(t, "cityfinder.yaml", "limiter:\n  trusted_proxies: [10.0.0.0/8]\n  redis_url: redis://file:6379\n  max_clients: 7\n")
+	for _, tc := range []struct {
+		name        string
+		env         map[string]string
+		args        []string
+		wantProxies []string
+		wantRedis   string
+		wantClients int
+	}{
+		{"config file", nil, []string{"--config", file}, []string{"10.0.0.0/8"}, "redis://file:6379", 7},
+		{"env over file", map[string]string{"CITYFINDER_REDIS_URL": "redis://env:6379", "CITYFINDER_MAX_CLIENTS": "8"},
+			[]string{"--config", file}, []string{"10.0.0.0/8"}, "redis://env:6379", 8},
+		{"flag over env", map[string]string{"CITYFINDER_REDIS_URL": "redis://env:6379"},
+			[]string{"--config", file, "--redis-url", "redis://flag:6379", "--trusted-proxies", "127.0.0.0/8,::1/128"},
+			[]string{"127.0.0.0/8", "::1/128"}, "redis://flag:6379", 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			cmd, _, err := newRootCmd().Find([]string{"serve"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := loadConfig(cmd.Flags())
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := cfg.Limiter
+			if strings.Join(l.TrustedProxies, ",") != strings.Join(tc.wantProxies, ",") || l.RedisURL != tc.wantRedis || l.MaxClients != tc.wantClients {
+				t.Errorf("got proxies %q redis %q max clients %d, want %q %q %d",
+					l.TrustedProxies, l.RedisURL, l.MaxClients, tc.wantProxies, tc.wantRedis, tc.wantClients)
+			}
+		})
+	}
+}
+
 // The example config file documents every key and decodes cleanly.
 func TestExampleConfig(t *testing.T) {
 	root := newRootCmd()

@@ -37,6 +37,9 @@ func newQueryCmd(a *app) *cobra.Command {
 	addFlag(cmd.Flags(), settingDataset)
 	cmd.Flags().IntVar(&opts.Limit, "limit", search.DefaultLimit, fmt.Sprintf("how many matches to print (1..%d)", search.MaxLimit))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array, as the HTTP API does")
+	for _, s := range mongoSettings {
+		addFlag(cmd.Flags(), s)
+	}
 	cmd.Flags().StringVar(&opts.Country, "country", "", "only cities of these countries: ISO codes or English names, comma-separated")
 	cmd.Flags().BoolVar(&opts.Fuzzy, "fuzzy", true, "also list typo matches (from 5 letters on)")
 	return cmd

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/cityfinder/cityfinder/pkg/limiter"
@@ -12,6 +16,7 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/limiter/redis"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
+	"github.com/cityfinder/cityfinder/pkg/search/mongo"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
@@ -36,45 +41,111 @@ without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
 	for _, s := range []setting{settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed} {
 		addFlag(f, s)
 	}
+	for _, s := range []setting{settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout,
+		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets} {
+		addFlag(f, s)
+	}
+	for _, s := range mongoSettings {
+		addFlag(f, s)
+	}
 	return cmd
 }
 
 func runServe(ctx context.Context, a *app) error {
+	// Every record logged with a request's context (the limiter's too) names the request.
+	a.logger = slog.New(server.LogRequestIDs(a.logger.Handler()))
 	store, err := openStore(a, true)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	for _, d := range search.Datasets {
-		if store.Count(d) == 0 {
-			a.logger.Warn(fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", d, d))
-		}
-	}
 	policy := limiter.Policy{Max: a.cfg.Limiter.Max, Window: a.cfg.Limiter.Window}
 	lim, limStore, err := newLimiter(ctx, a, policy)
 	if err != nil {
 		return err
 	}
 	defer limStore.Close()
-	h := server.New(search.WithTypos(store), server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
-		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window}))
-	srv := server.NewServer(a.cfg.Server.Addr, h, a.logger)
+	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
+		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
+	opts = append(opts, opsOptions(a, store, lim, limStore)...)
+	h := server.New(search.WithTypos(store), opts...)
+	c := a.cfg.Server
+	srv := server.NewServer(c.Addr, h, a.logger, server.WithLimits(server.Limits{
+		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+		IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes,
+	}))
+	srv.ShutdownTimeout = c.ShutdownTimeout
 	if err := srv.Listen(); err != nil {
 		return err
 	}
-	a.logger.Info("serving", "addr", "http://"+srv.Addr(), "data_dir", a.cfg.DataDir,
-		"small", store.Count(search.Small), "large", store.Count(search.Large), "limit", policy.Message())
+	counts := countDatasets(ctx, a, store)
+	a.logger.Info("serving", "addr", "http://"+srv.Addr(), "store", storeName(a),
+		"small", counts[search.Small], "large", counts[search.Large], "limit", policy.Message())
 	return srv.Serve(ctx)
 }
 
-// openStore opens the embedded store in the configured data directory;
-// watch makes it pick up imports done by other processes.
-func openStore(a *app, watch bool) (*embedded.Store, error) {
+// openStore opens the store: MongoDB with --mongo-uri, else the embedded
+// store in the data directory, where watch makes it pick up imports done
+// by other processes (MongoDB's searches always see the latest import).
+func openStore(a *app, watch bool) (search.Store, error) {
+	if m := a.cfg.Mongo; m.URI != "" {
+		s, err := mongo.Open(mongo.Options{
+			URI: m.URI, Database: m.DB, MaxPoolSize: uint64(m.PoolSize), ConnectTimeout: m.ConnectTimeout,
+			QueryTimeout: m.QueryTimeout, BatchSize: m.BatchSize, Logger: a.logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1}
 	if watch {
 		opts.ReloadInterval = embedded.DefaultReloadInterval
 	}
-	return embedded.Open(a.cfg.DataDir, opts)
+	s, err := embedded.Open(a.cfg.DataDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// storeName says where the datasets are, for logs.
+func storeName(a *app) string {
+	if m := a.cfg.Mongo; m.URI != "" {
+		return fmt.Sprintf("MongoDB database %s at %s", m.DB, mongo.RedactURI(m.URI))
+	}
+	return "embedded store in " + a.cfg.DataDir
+}
+
+// countDatasets returns how many cities each dataset holds and warns about
+// the empty ones. A store that cannot say within the connect timeout (a
+// MongoDB that is down: serve starts anyway and answers 503 until it is
+// back) counts as -1.
+func countDatasets(ctx context.Context, a *app, store search.Store) map[search.Dataset]int {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Mongo.ConnectTimeout)
+	defer cancel()
+	counts := make(map[search.Dataset]int)
+	for _, d := range search.Datasets {
+		var n int
+		var err error
+		switch s := store.(type) {
+		case interface{ Count(search.Dataset) int }:
+			n = s.Count(d)
+		case interface {
+			Count(context.Context, search.Dataset) (int, error)
+		}:
+			n, err = s.Count(ctx, d)
+		}
+		switch {
+		case err != nil:
+			n = -1
+			a.logger.Warn("cannot count dataset "+string(d)+"; serving anyway", "err", err)
+		case n == 0:
+			a.logger.Warn(fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", d, d))
+		}
+		counts[d] = n
+	}
+	return counts
 }
 
 // newLimiter builds the rate limiter from the configuration: in process, or
@@ -110,4 +181,35 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 		return nil, nil, err
 	}
 	return lim, closer, nil
+}
+
+// opsOptions are the server's operational options: the readiness checks of
+// /readyz (each dataset, required or not by --ready-datasets, and the
+// limiter's Redis), the metrics of /metrics, and CORS and caching of /search.
+func opsOptions(a *app, store search.Searcher, lim *limiter.Limiter, limStore any) []server.Option {
+	c := a.cfg.Server
+	required := make(map[string]bool)
+	for _, d := range c.ReadyDatasets {
+		required[d] = true
+	}
+	var checks []server.Check
+	for _, d := range search.Datasets {
+		check := server.DatasetCheck(store, d)
+		check.Optional = !required[string(d)]
+		checks = append(checks, check)
+	}
+	if p, ok := limStore.(interface{ Ping(context.Context) error }); ok {
+		// Failing open, searches go on unlimited while Redis is away: degraded, still worth serving.
+		checks = append(checks, server.Check{Name: "limiter", Run: p.Ping, Optional: !a.cfg.Limiter.FailClosed})
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		server.LimiterMetrics(lim.StoreErrors))
+	if s, ok := store.(interface {
+		Info(search.Dataset) (int, time.Time)
+	}); ok {
+		reg.MustRegister(server.DatasetMetrics(s.Info))
+	}
+	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
+		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
 }

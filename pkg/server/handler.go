@@ -67,7 +67,9 @@ type handler struct {
 //
 // answers a JSON array of cities, and every error a JSON object
 // {"message": "..."} with a status chosen by one table (see errorResponse).
-// New panics if searcher is nil.
+// It also answers GET /healthz, GET /readyz (see WithReadiness), OPTIONS
+// /search (see WithCORS) and, with WithMetrics, GET /metrics; every answer
+// carries X-Request-Id. New panics if searcher is nil.
 func New(searcher search.Searcher, opts ...Option) http.Handler {
 	if searcher == nil {
 		panic("server.New: nil searcher")

@@ -398,20 +398,21 @@ func testReference(t *testing.T, open Opener) {
 		}
 	})
 	for _, p := range keys {
-		for _, limit := range []int{1, 10, search.MaxLimit} {
-			for _, countries := range [][]string{nil, {"cl"}, {"no", "es"}} {
-				q := search.Query{Dataset: search.Large, Prefix: p, Limit: limit, Countries: countries}
-				want, err := ref.Search(t.Context(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := s.Search(t.Context(), q)
-				if err != nil {
-					t.Fatalf("%+v: %v", q, err)
-				}
-				if !slices.Equal(got, want) {
-					t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", p, limit, countries, names(got), names(want))
-				}
+		for _, q := range []search.Query{
+			{Limit: 1}, {Limit: 10}, {Limit: search.MaxLimit},
+			{Limit: 10, Countries: []string{"cl"}}, {Limit: search.MaxLimit, Countries: []string{"no", "es"}},
+		} {
+			q.Dataset, q.Prefix = search.Large, p
+			want, err := ref.Search(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Search(t.Context(), q)
+			if err != nil {
+				t.Fatalf("%+v: %v", q, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", p, q.Limit, q.Countries, names(got), names(want))
 			}
 		}
 	}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+)
+
+// writeBigOKFN writes an okfn-format CSV of n generated rows.
+func writeBigOKFN(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "big.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, "name,country,subcountry,geonameid")
+	for i := range n {
+		fmt.Fprintf(w, "Generated Town %d,France,Region %d,%d\n", i, i%97, 10_000_000+i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readOffset returns how far process pid has read into the file at path,
+// from /proc/PID/fdinfo, or -1 while it has not opened it.
+func readOffset(pid int, path string) int64 {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err != nil || target != path {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			return -1
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "pos:"); ok {
+				pos, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				return pos
+			}
+		}
+	}
+	return -1
+}
+
+// An import killed with SIGKILL halfway through its file leaves the old
+// dataset in place, and the next import succeeds and cleans up.
+func TestImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fdinfo"); err != nil {
+		t.Skip("needs /proc to watch the import's progress")
+	}
+	dir := t.TempDir()
+	mustRunCLI(t, "import", "--file", shareddata.Path(t, "world-cities-2016.csv"), "--data-dir", dir)
+	big := writeBigOKFN(t, 600_000)
+	fi, err := os.Stat(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--",
+		"import", "--file", big, "--data-dir", dir, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "CITYFINDER_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for readOffset(cmd.Process.Pid, big) < fi.Size()/2 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the import did not read half its file within 60 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) {
+		t.Fatalf("killed import: %v, want it killed", err)
+	}
+
+	if got := mustRunCLI(t, "query", "istanbul", "--data-dir", dir); !strings.Contains(got, "İstanbul") {
+		t.Errorf("after the killed import, query istanbul = %q, want the old dataset", got)
+	}
+	if got := mustRunCLI(t, "query", "generated", "--data-dir", dir, "--json"); got != "[]\n" {
+		t.Errorf("the killed import's rows are visible: %s", got)
+	}
+
+	// Killed again while it writes the new snapshot: a temporary file is
+	// left behind, and the old dataset still answers.
+	cmd = exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--",
+		"import", "--file", big, "--data-dir", dir, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "CITYFINDER_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	killed := false
+	for !killed {
+		select {
+		case err := <-done:
+			t.Fatalf("the import finished (%v) before it was seen writing", err)
+		case <-time.After(time.Millisecond):
+		}
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".small.cfs.tmp-*")); len(tmp) > 0 {
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			killed = true
+		}
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".small.cfs.tmp-*")); len(tmp) == 0 {
+		t.Fatal("the import killed while writing left no temporary file to clean up")
+	}
+	if got := mustRunCLI(t, "query", "istanbul", "--data-dir", dir); !strings.Contains(got, "İstanbul") {
+		t.Errorf("after the import killed while writing: %q, want the old dataset", got)
+	}
+
+	out := mustRunCLI(t, "import", "--file", big, "--data-dir", dir)
+	if !strings.HasPrefix(out, "imported 600000 of 600000 rows") {
+		t.Errorf("the next import: %q", out)
+	}
+	if got := mustRunCLI(t, "query", "generated town 599999", "--data-dir", dir); !strings.Contains(got, "Generated Town 599999") {
+		t.Errorf("after the next import: %q", got)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary files left behind: %q", leftovers)
+	}
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cityfinder/cityfinder/internal/mongotest"
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+)
+
+// TestMain stops the FerretDB that the MongoDB tests share, if they started one.
+func TestMain(m *testing.M) { mongotest.Main(m) }
+
+// FerretDB, the stand-in for MongoDB in these tests, scans every document
+// for each query: a search of the 23k cities takes a second or more there,
+// where MongoDB's indexes answer in milliseconds. The tests give searches
+// that much time, and turn typo matching off where the dataset is large, as
+// it asks the store dozens of times per query.
+const ferretQueryTimeout = "30s"
+
+// The same file imported into MongoDB and into the embedded store gives the
+// same summary, the same query output and the same API answers.
+func TestMongoImportQueryServe(t *testing.T) {
+	csv := shareddata.Path(t, "world-cities-2016.csv")
+	uri := mongotest.URI(t)
+	mongoArgs := []string{"--mongo-uri", uri, "--mongo-db", mongotest.Database(t, uri), "--mongo-query-timeout", ferretQueryTimeout}
+	dir := t.TempDir()
+
+	embeddedOut := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
+	mongoOut := mustRunCLI(t, append([]string{"import", "--dataset", "small", "--file", csv}, mongoArgs...)...)
+	const summary = "imported 22951 of 23018 rows into small (0 rejected, 67 duplicates) in "
+	if !strings.HasPrefix(mongoOut, summary) || !strings.HasPrefix(embeddedOut, summary) {
+		t.Errorf("import summaries:\n mongo    %q\n embedded %q\nwant both to start with %q", mongoOut, embeddedOut, summary)
+	}
+
+	for _, query := range [][]string{{"istanbul"}, {"SAO", "P", "--json", "--limit", "5"}, {"san", "--limit", "100", "--json"}, {"qqqqq"}} {
+		query = append(query, "--fuzzy=false")
+		want := mustRunCLI(t, append(append([]string{"query"}, query...), "--data-dir", dir)...)
+		got := mustRunCLI(t, append(append([]string{"query"}, query...), mongoArgs...)...)
+		if got != want {
+			t.Errorf("query %q:\n mongo    %q\n embedded %q", query, got, want)
+		}
+	}
+	if got := mustRunCLI(t, append([]string{"query", "istanbul", "--fuzzy=false"}, mongoArgs...)...); !strings.HasPrefix(got, "İstanbul") {
+		t.Errorf("query istanbul printed %q, want İstanbul", got)
+	}
+
+	embeddedBase := startServe(t, "--data-dir", dir, "--max", "100000")
+	mongoBase := startServe(t, append([]string{"--max", "100000"}, mongoArgs...)...)
+	for _, q := range []string{"/search?q=ist", "/search?q=s%C3%A3o%20p&limit=3", "/search?q=san&limit=100&dataset=small",
+		"/search?q=ist&dataset=large", "/search?q=istanbul&fuzzy=false"} {
+		wantCode, want := get(t, embeddedBase+q)
+		code, got := get(t, mongoBase+q)
+		if code != wantCode || got != want {
+			t.Errorf("GET %s:\n mongo    %d %s\n embedded %d %s", q, code, got, wantCode, want)
+		}
+	}
+}
+
+// A running serve answers 503 while its MongoDB is down and 200 again once
+// it is back, without a restart.
+func TestMongoServeSurvivesServerRestart(t *testing.T) {
+	srv := mongotest.Start(t)
+	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,2988507\nParma,Italy,Emilia-Romagna,3171457\n")
+	// The default database, city-finder, on a server of this test's own.
+	mustRunCLI(t, "import", "--file", csv, "--mongo-uri", srv.URI())
+	base := startServe(t, "--mongo-uri", srv.URI(), "--max", "100000",
+		"--mongo-connect-timeout", "1s", "--mongo-query-timeout", "2s")
+	const url = "/search?q=par"
+	code, before := get(t, base+url)
+	if code != http.StatusOK || !strings.Contains(before, "Paris") {
+		t.Fatalf("GET %s with MongoDB up = %d %s", url, code, before)
+	}
+
+	srv.Stop(t)
+	code, body := pollUntil(t, base+url, 20*time.Second, func(code int) bool { return code != http.StatusOK })
+	var msg struct{ Message string }
+	if code != http.StatusServiceUnavailable || json.Unmarshal([]byte(body), &msg) != nil || msg.Message == "" {
+		t.Errorf("GET %s with MongoDB down = %d %s, want 503 and a JSON message", url, code, body)
+	}
+
+	srv.Restart(t)
+	code, after := pollUntil(t, base+url, 30*time.Second, func(code int) bool { return code == http.StatusOK })
+	if code != http.StatusOK || after != before {
+		t.Errorf("GET %s once MongoDB is back = %d %s, want 200 %s", url, code, after, before)
+	}
+}
+
+// pollUntil GETs url until done(status) or timeout, and returns the last answer.
+func pollUntil(t *testing.T, url string, timeout time.Duration, done func(int) bool) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		code, body := get(t, url)
+		if done(code) || time.Now().After(deadline) {
+			return code, body
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// An unreachable MongoDB fails import and query within 5s, with a message
+// that names its URI without the password, whichever layer of the
+// configuration names it; serve starts anyway and answers 503.
+func TestMongoUnreachable(t *testing.T) {
+	const uri = "mongodb://user:secret@127.0.0.1:1/"
+	const redacted = "mongodb://user:xxxxx@127.0.0.1:1/"
+	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,2988507\n")
+	config := writeFile(t, "cityfinder.yaml", "mongo:\n  uri: "+uri+"\n")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"import with the flag", nil, []string{"import", "--file", csv, "--mongo-uri", uri}},
+		{"query with the flag", nil, []string{"query", "par", "--mongo-uri", uri}},
+		{"query with the environment", map[string]string{"CITYFINDER_MONGO_URI": uri}, []string{"query", "par"}},
+		{"import with the config file", nil, []string{"--config", config, "import", "--file", csv}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			start := time.Now()
+			_, _, err := runCLI(t, tc.args...)
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("failed after %s, want under 5s", took)
+			}
+			if err == nil || !strings.Contains(err.Error(), redacted) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("err = %v, want one naming %s and not the password", err, redacted)
+			}
+		})
+	}
+
+	base := startServe(t, "--mongo-uri", uri, "--max", "100000")
+	code, body := get(t, base+"/search?q=par")
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, `{"message":`) {
+		t.Errorf("GET /search with MongoDB unreachable = %d %s, want 503 and a JSON message", code, body)
+	}
+}
+
+func TestMongoConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not a MongoDB URI", []string{"query", "par", "--mongo-uri", "http://user:secret@example.com/"}, `invalid --mongo-uri "http://user:xxxxx@example.com/"`},
+		{"empty database", []string{"query", "par", "--mongo-uri", "mongodb://127.0.0.1:1/", "--mongo-db", ""}, "invalid --mongo-db"},
+		{"no pool", []string{"serve", "--mongo-pool-size", "0"}, "invalid --mongo-pool-size 0"},
+		{"zero timeout", []string{"query", "par", "--mongo-query-timeout", "0s"}, "invalid --mongo-query-timeout 0s"},
+		{"zero batch", []string{"import", "--mongo-batch-size", "0"}, "invalid --mongo-batch-size 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runCLI(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("cityfinder %s: err = %v, want one containing %q", strings.Join(tc.args, " "), err, tc.want)
+			}
+		})
+	}
+}

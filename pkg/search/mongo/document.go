@@ -1,0 +1,135 @@
+package mongo
+
+import (
+	"crypto/sha256"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// PrefixLen is how many leading bytes of each slug the ranking index holds
+// as prefixes: every prefix of up to PrefixLen bytes is one index key, and
+// a longer query prefix is looked up by its first PrefixLen bytes.
+const PrefixLen = 5
+
+// schemaVersion is the version of the documents' layout; a dataset written
+// with another version must be imported again.
+const schemaVersion = 1
+
+// Index names.
+const (
+	// indexRank serves the other matches of a prefix in rank order:
+	// equality on prefixes, then the sort, then the slug range and the
+	// country filter checked in the index keys, so that the top matches are
+	// read without a sort and only they are fetched.
+	indexRank = "prefixes_population_slug_len_slug_country_code"
+	// indexSlug serves the whole-name matches of a prefix, the dataset
+	// document and the tie groups.
+	indexSlug = "slug_population"
+)
+
+// metaID is the _id of the dataset document.
+const metaID = "dataset"
+
+// cityDoc is a city as stored.
+type cityDoc struct {
+	ID          []byte        `bson:"_id"`
+	Gen         bson.ObjectID `bson:"gen"`
+	Name        string        `bson:"name"`
+	Slug        string        `bson:"slug"`
+	SlugLen     int32         `bson:"slug_len"`
+	Prefixes    []string      `bson:"prefixes,omitempty"`
+	Country     string        `bson:"country"`
+	CountryCode string        `bson:"country_code,omitempty"`
+	Subcountry  string        `bson:"subcountry,omitempty"`
+	Region      string        `bson:"region,omitempty"`
+	Population  int64         `bson:"population"`
+	Lat         *float64      `bson:"lat,omitempty"`
+	Lon         *float64      `bson:"lon,omitempty"`
+	SourceID    int64         `bson:"id,omitempty"`
+}
+
+// metaDoc describes the import that wrote a collection.
+type metaDoc struct {
+	ID         string        `bson:"_id"`
+	Slug       string        `bson:"slug"` // "", so that the slug index finds it with the whole-name matches
+	Gen        bson.ObjectID `bson:"gen"`
+	Schema     int32         `bson:"schema"`
+	Dataset    string        `bson:"dataset"`
+	Count      int64         `bson:"count"`
+	Read       int64         `bson:"read"`
+	ImportedAt time.Time     `bson:"imported_at"`
+}
+
+func newCityDoc(c *search.City, gen bson.ObjectID) cityDoc {
+	d := cityDoc{
+		ID:          keyID(c.Key()),
+		Gen:         gen,
+		Name:        c.Name,
+		Slug:        c.Slug,
+		SlugLen:     int32(len(c.Slug)),
+		Prefixes:    prefixes(c.Slug),
+		Country:     c.Country,
+		CountryCode: c.CountryCode,
+		Subcountry:  c.Subcountry,
+		Region:      c.Region,
+		Population:  c.Population,
+		SourceID:    int64(c.ID),
+	}
+	if c.HasLocation {
+		d.Lat, d.Lon = &c.Lat, &c.Lon
+	}
+	return d
+}
+
+func (d *cityDoc) city() search.City {
+	c := search.City{
+		ID:          uint32(d.SourceID),
+		Name:        d.Name,
+		Slug:        d.Slug,
+		Country:     d.Country,
+		CountryCode: d.CountryCode,
+		Subcountry:  d.Subcountry,
+		Region:      d.Region,
+		Population:  d.Population,
+	}
+	if d.Lat != nil && d.Lon != nil {
+		c.Lat, c.Lon, c.HasLocation = *d.Lat, *d.Lon, true
+	}
+	return c
+}
+
+// keyID is the _id of every city with key k: duplicates collide on it.
+func keyID(k search.Key) []byte {
+	h := sha256.New()
+	for _, s := range []string{k.Slug, k.CountryCode, k.Country, k.Subcountry, k.Region} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return h.Sum(nil)[:16]
+}
+
+// prefixes returns slug's prefixes of 1..PrefixLen bytes.
+func prefixes(slug string) []string {
+	n := min(len(slug), PrefixLen)
+	out := make([]string, n)
+	for i := range n {
+		out[i] = slug[:i+1]
+	}
+	return out
+}
+
+// successor returns the least string greater than every string that starts
+// with p, or "" when there is none (p is all 0xff bytes).
+func successor(p string) string {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}

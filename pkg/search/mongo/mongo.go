@@ -1,0 +1,346 @@
+// Package mongo is a search.Store kept in MongoDB, for deployments where
+// several API replicas share the datasets. It speaks to MongoDB 6.0 or later
+// (standalone, replica set or Atlas) through the official Go driver.
+//
+// # Collections
+//
+// Dataset d lives in the collection cities_<d> (cities_small, cities_large)
+// of one database, city-finder by default. Each city is a document with the
+// fields of the API (name, slug, country, country_code, subcountry, region,
+// population, lat, lon, id), plus:
+//
+//   - _id: the first 16 bytes of a SHA-256 of the city's search.Key, so that
+//     a duplicate listing of the same place collides on insert;
+//   - slug_len: the slug's length, a key of the ranking;
+//   - prefixes: the slug's first 1..PrefixLen bytes, for the ranking index;
+//   - gen: the ObjectID of the import that wrote it.
+//
+// One more document, {_id: "dataset", slug: ""}, records the import: its
+// gen, how many cities it stored, when, and the schema version.
+//
+// # Loading
+//
+// Load streams the cities into a staging collection, cities_<d>__staging_<gen>,
+// in unordered bulk inserts. A duplicate (same search.Key, so same _id) is
+// rejected by the server and kept aside; after the last batch each key's
+// best is settled in Go, keeping the city that search.Compare ranks first,
+// in a few bulk statements. Then it writes the dataset document, builds the
+// indexes, checks the count, and swaps the staging collection in with
+// renameCollection and dropTarget, so that readers see the old dataset or the
+// new one, never a part. A failed load drops its staging collection; one
+// killed before it could is dropped by the next Load of the same dataset.
+// Servers without dropTarget (FerretDB) get two renames instead, through
+// cities_<d>__previous, which searches read while the target is missing.
+//
+// # Searching
+//
+// A search runs two queries at once: on the slug index {slug, population: -1},
+// the dataset document and the whole-name matches (slug == prefix, whose
+// weight is boosted, so that no index order can rank them with the rest);
+// on the ranking index {prefixes, population: -1, slug_len, slug,
+// country_code}, the other matches in rank order, stopping after limit+1.
+// The two lists are merged in Go with search.Compare. Compare's last keys
+// (name, country, …) are applied in Go too: when the (limit+1)th document
+// ties with the limit-th on population and slug, the whole tie group is
+// read. Every document carries its import's gen, and an answer whose
+// queries saw different imports is asked again, so that a search racing a
+// Load still sees one dataset. Driver errors that mean the server cannot be
+// reached or answer in time become search.ErrUnavailable. Extensions, for
+// typo matching, seeks through the slug index one covered key at a time.
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// Defaults for Options.
+const (
+	DefaultDatabase       = "city-finder"
+	DefaultMaxPoolSize    = 100
+	DefaultConnectTimeout = 3 * time.Second
+	DefaultQueryTimeout   = 2 * time.Second
+	DefaultBatchSize      = 1000
+)
+
+// Options configure a Store; zero fields get the defaults.
+type Options struct {
+	// URI is the MongoDB connection string, mongodb://… or
+	// mongodb+srv://…. Options in it (maxPoolSize, connectTimeoutMS,
+	// serverSelectionTimeoutMS, …) override the fields below.
+	URI string
+	// Database holds the datasets' collections.
+	Database string
+	// MaxPoolSize bounds the connections to each server.
+	MaxPoolSize uint64
+	// ConnectTimeout bounds connecting to a server and waiting for one to be
+	// selectable, so that an unreachable server fails an operation within it.
+	ConnectTimeout time.Duration
+	// QueryTimeout bounds one Search.
+	QueryTimeout time.Duration
+	// BatchSize is how many cities Load sends in one insert.
+	BatchSize int
+	// Logger hears of loads and of fallbacks; nothing is logged without it.
+	Logger *slog.Logger
+}
+
+// Store is the MongoDB search.Store. It is safe for concurrent use.
+type Store struct {
+	opts    Options
+	uri     string            // redacted, for messages
+	secrets *strings.Replacer // scrubs the URI's password from messages
+	client  *mongo.Client
+	db      *mongo.Database
+	log     *slog.Logger
+	closed  atomic.Bool
+	// noDropTarget is set once the server has refused renameCollection's
+	// dropTarget (FerretDB does), so that loads swap in two renames.
+	noDropTarget atomic.Bool
+	loadMu       sync.Mutex // one Load at a time per Store
+}
+
+var (
+	_ search.Store    = (*Store)(nil)
+	_ search.Extender = (*Store)(nil)
+)
+
+// Open returns a Store on the server at opts.URI. It does not wait for the
+// server: the driver connects in the background, so that `serve` starts
+// while MongoDB is down; operations fail with search.ErrUnavailable until
+// it is up.
+func Open(opts Options) (*Store, error) {
+	if opts.URI == "" {
+		return nil, errors.New("mongo store: no URI")
+	}
+	if opts.Database == "" {
+		opts.Database = DefaultDatabase
+	}
+	if opts.MaxPoolSize == 0 {
+		opts.MaxPoolSize = DefaultMaxPoolSize
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = DefaultQueryTimeout
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		opts:    opts,
+		uri:     RedactURI(opts.URI),
+		secrets: scrubber(opts.URI),
+		log:     opts.Logger.With("component", "mongo"),
+	}
+	// The URI comes last so that its options win over the defaults.
+	copts := options.Client().
+		SetAppName("cityfinder").
+		SetMaxPoolSize(opts.MaxPoolSize).
+		SetConnectTimeout(opts.ConnectTimeout).
+		SetServerSelectionTimeout(opts.ConnectTimeout).
+		ApplyURI(opts.URI)
+	client, err := mongo.Connect(copts)
+	if err != nil {
+		return nil, s.fail(context.Background(), "connect", err)
+	}
+	s.client = client
+	s.db = client.Database(opts.Database)
+	return s, nil
+}
+
+// String names the store for logs: the database and the redacted URI.
+func (s *Store) String() string {
+	return fmt.Sprintf("MongoDB database %s at %s", s.opts.Database, s.uri)
+}
+
+// Close disconnects from the server, waiting at most ConnectTimeout for
+// operations in flight. Searches and loads after Close fail with
+// search.ErrUnavailable.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ConnectTimeout)
+	defer cancel()
+	if err := s.client.Disconnect(ctx); err != nil {
+		return s.fail(context.Background(), "disconnect", err)
+	}
+	return nil
+}
+
+// Count returns how many cities dataset d holds: 0 when it was never
+// imported.
+func (s *Store) Count(ctx context.Context, d search.Dataset) (int, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return 0, err
+	}
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	for _, name := range readOrder(d) {
+		m, err := s.readMeta(qctx, s.db.Collection(name))
+		if err != nil {
+			return 0, s.fail(ctx, "count dataset "+string(d), err)
+		}
+		if m != nil {
+			return int(m.Count), nil
+		}
+	}
+	return 0, nil
+}
+
+// check fails when ctx is done or the store closed.
+func (s *Store) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("mongo store %s: %w: closed", s.uri, search.ErrUnavailable)
+	}
+	return nil
+}
+
+// CollectionName is the collection that holds dataset d.
+func CollectionName(d search.Dataset) string { return "cities_" + string(d) }
+
+func stagingPrefix(d search.Dataset) string { return CollectionName(d) + "__staging_" }
+
+func previousName(d search.Dataset) string { return CollectionName(d) + "__previous" }
+
+// readOrder is where a reader looks for dataset d: the collection, then the
+// previous one (present only between the two renames of a swap on a server
+// without dropTarget), then the collection again (in case the swap finished
+// between the first two looks).
+func readOrder(d search.Dataset) []string {
+	return []string{CollectionName(d), previousName(d), CollectionName(d)}
+}
+
+// opError is an error of the store: its text names the server with the
+// password redacted, and it wraps its causes.
+type opError struct {
+	text string
+	errs []error
+}
+
+func (e *opError) Error() string   { return e.text }
+func (e *opError) Unwrap() []error { return e.errs }
+
+// fail describes err, from operation op: ctx's own end stays itself; a
+// server that cannot be reached or cannot answer in time becomes
+// search.ErrUnavailable; search's sentinels and the reader's errors stay
+// as they are. The text names the server, password redacted.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	errs := []error{err}
+	text := fmt.Sprintf("%s on %s: %v", op, s.uri, err)
+	if ctx.Err() == nil && unavailable(err) {
+		errs = []error{search.ErrUnavailable, err}
+		text = fmt.Sprintf("%s on %s: %v: %v", op, s.uri, search.ErrUnavailable, err)
+	}
+	return &opError{text: s.secrets.Replace(text), errs: errs}
+}
+
+// unavailable tells whether err means that the server is down, unreachable,
+// overloaded or stepping down, rather than a fault of the request.
+func unavailable(err error) bool {
+	if errors.Is(err, mongo.ErrClientDisconnected) || mongo.IsTimeout(err) || mongo.IsNetworkError(err) {
+		return true
+	}
+	var se mongo.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	for _, label := range []string{"RetryableError", "RetryableWriteError", "SystemOverloadedError"} {
+		if se.HasErrorLabel(label) {
+			return true
+		}
+	}
+	for _, code := range []int{
+		6,     // HostUnreachable
+		7,     // HostNotFound
+		18,    // AuthenticationFailed: up, but not for us
+		89,    // NetworkTimeout
+		91,    // ShutdownInProgress
+		189,   // PrimarySteppedDown
+		10107, // NotWritablePrimary
+		11600, // InterruptedAtShutdown
+		11602, // InterruptedDueToReplStateChange
+		13435, // NotPrimaryNoSecondaryOk
+		13436, // NotPrimaryOrSecondary
+	} {
+		if se.HasErrorCode(code) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactURI returns uri with the password of its user info replaced by
+// "xxxxx", for messages and logs:
+// mongodb://app:s3cret@db1,db2/?replicaSet=rs → mongodb://app:xxxxx@db1,db2/?replicaSet=rs.
+func RedactURI(uri string) string {
+	info := userInfo(uri)
+	user, _, hasPassword := strings.Cut(info, ":")
+	if !hasPassword {
+		return uri
+	}
+	scheme, rest, _ := strings.Cut(uri, "://")
+	return scheme + "://" + user + ":xxxxx" + rest[len(info):]
+}
+
+// userInfo returns the "user:password" part of a URI, or "". The driver
+// requires '@', ':' and '/' in them to be percent-encoded, so the user info
+// ends at the last '@' before the first '/' or '?'.
+func userInfo(uri string) string {
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	return rest[:at]
+}
+
+// scrubber replaces the password of uri, should a message from the driver
+// quote it: the URI's user info, and the password alone (decoded too) unless
+// it is so short that replacing it would garble the message.
+func scrubber(uri string) *strings.Replacer {
+	info := userInfo(uri)
+	user, password, ok := strings.Cut(info, ":")
+	if !ok || password == "" {
+		return strings.NewReplacer()
+	}
+	pairs := []string{info, user + ":xxxxx"}
+	candidates := []string{password}
+	if decoded, err := url.PathUnescape(password); err == nil && decoded != password {
+		candidates = append(candidates, decoded)
+	}
+	for _, p := range candidates {
+		if len(p) >= 6 {
+			pairs = append(pairs, p, "xxxxx")
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}
