@@ -113,7 +113,7 @@ func BenchmarkTypoSearch(b *testing.B) {
 	s := benchmarkStore(b)
 	defer s.Close()
 	typos := search.WithTypos(s)
-	for _, prefix := range []string{"zuirch", "sna-francisco", "bathinad", "kaarchi"} {
+	for _, prefix := range []string{"zuirch", "sna-francisco", "sna-fransisco", "bathinad", "kaarchi"} {
 		b.Run(prefix, func(b *testing.B) {
 			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10, Fuzzy: true}
 			b.ReportAllocs()

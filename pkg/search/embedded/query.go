@@ -186,9 +186,9 @@ func (s *snapshot) walkTrie(visit func(path []byte) bool) {
 			if !visit(child) {
 				continue
 			}
-			if len(child) < shortPrefixLen {
+			if len(child) <= shortPrefixLen {
 				short(child)
-			} else {
+			} else { // four bytes: a short range from the 4-gram table
 				lo, hi := s.bounds(aliasString(child))
 				deep(lo, hi, child)
 			}
