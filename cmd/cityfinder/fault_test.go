@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/internal/mongotest"
 	"github.com/cityfinder/cityfinder/internal/shareddata"
 )
 
@@ -145,5 +146,77 @@ func TestImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
 	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
 	if len(leftovers) != 0 {
 		t.Errorf("temporary files left behind: %q", leftovers)
+	}
+}
+
+// The same fault with MongoDB: an import killed halfway leaves the old
+// dataset answering and its staging collection behind, and the next import
+// succeeds and drops that leftover.
+func TestMongoImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fdinfo"); err != nil {
+		t.Skip("needs /proc to watch the import's progress")
+	}
+	uri := mongotest.URI(t)
+	db := mongotest.Database(t, uri)
+	mongoArgs := []string{"--mongo-uri", uri, "--mongo-db", db, "--mongo-query-timeout", ferretQueryTimeout, "--log-level", "warn"}
+	old := writeFile(t, "old.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,2988507\n")
+	mustRunCLI(t, append([]string{"import", "--file", old}, mongoArgs...)...)
+	big := writeBigOKFN(t, 20_000)
+	fi, err := os.Stat(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperProcess$", "--", "import", "--file", big}, mongoArgs...)...)
+	cmd.Env = append(os.Environ(), "CITYFINDER_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Rows stream into the staging collection as the file is read, so
+	// half the file read is half the rows inserted.
+	deadline := time.Now().Add(2 * time.Minute)
+	for readOffset(cmd.Process.Pid, big) < fi.Size()/2 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the import did not read half its file within 2 minutes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	if got := mustRunCLI(t, append([]string{"query", "paris", "--fuzzy=false"}, mongoArgs...)...); !strings.HasPrefix(got, "Paris") {
+		t.Errorf("after the killed import, query paris = %q, want the old dataset", got)
+	}
+	if got := mustRunCLI(t, append([]string{"query", "generated", "--fuzzy=false", "--json"}, mongoArgs...)...); got != "[]\n" {
+		t.Errorf("the killed import's rows are visible: %s", got)
+	}
+	collections := func() []string {
+		names, err := mongotest.Client(t, uri).Database(db).ListCollectionNames(t.Context(), map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var staging []string
+		for _, n := range names {
+			if strings.Contains(n, "staging") {
+				staging = append(staging, n)
+			}
+		}
+		return staging
+	}
+	if len(collections()) == 0 {
+		t.Log("the killed import left no staging collection (killed before its first insert)")
+	}
+
+	next := writeFile(t, "next.csv", "name,country,subcountry,geonameid\nParla,Spain,Madrid,3114256\n")
+	if out := mustRunCLI(t, append([]string{"import", "--file", next}, mongoArgs...)...); !strings.HasPrefix(out, "imported 1 of 1 rows") {
+		t.Errorf("the next import: %q", out)
+	}
+	if got := mustRunCLI(t, append([]string{"query", "par", "--fuzzy=false"}, mongoArgs...)...); !strings.HasPrefix(got, "Parla") {
+		t.Errorf("after the next import: %q", got)
+	}
+	if left := collections(); len(left) != 0 {
+		t.Errorf("staging collections left after the next import: %q", left)
 	}
 }
