@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,11 +82,25 @@ func TestMongoServeSurvivesServerRestart(t *testing.T) {
 	if code != http.StatusServiceUnavailable || json.Unmarshal([]byte(body), &msg) != nil || msg.Message == "" {
 		t.Errorf("GET %s with MongoDB down = %d %s, want 503 and a JSON message", url, code, body)
 	}
+	// Readiness and metrics say so too.
+	// (The check may report "timeout" rather than "unavailable": it gives
+	// up before the driver's server selection does.)
+	code, body = get(t, base+"/readyz")
+	var ready struct{ Failed []string }
+	if code != http.StatusServiceUnavailable || json.Unmarshal([]byte(body), &ready) != nil || !slices.Contains(ready.Failed, "dataset:small") {
+		t.Errorf("GET /readyz with MongoDB down = %d %s, want 503 with dataset:small failed", code, body)
+	}
+	if _, metrics := get(t, base+"/metrics"); !strings.Contains(metrics, `cityfinder_search_store_errors_total{dataset="small",reason="unavailable"}`) {
+		t.Errorf("/metrics with MongoDB down counts no unavailable store errors")
+	}
 
 	srv.Restart(t)
 	code, after := pollUntil(t, base+url, 30*time.Second, func(code int) bool { return code == http.StatusOK })
 	if code != http.StatusOK || after != before {
 		t.Errorf("GET %s once MongoDB is back = %d %s, want 200 %s", url, code, after, before)
+	}
+	if code, body := get(t, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, `"dataset:small":"ok"`) {
+		t.Errorf("GET /readyz once MongoDB is back = %d %s, want 200 with dataset:small ok", code, body)
 	}
 }
 
