@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"io"
 	"net"
 	"net/http"
@@ -290,24 +290,6 @@ func blackhole(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// syncBuffer is a bytes.Buffer that a process and a test may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // SIGTERM to a real `cityfinder serve` process while a search is in flight:
 // the process stops accepting connections at once, answers the search (200)
 // and exits 0. The search is slow because the limiter's Redis hangs: each
@@ -324,7 +306,7 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "--",
 		"serve", "--data-dir", dir, "--addr", addr, "--redis-url", redisURL, "--log-level", "info", "--shutdown-timeout", "10s")
 	cmd.Env = append(os.Environ(), "CITYFINDER_TEST_MAIN=1")
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -12,11 +12,11 @@ package redistest
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"net"
 	"os"
 	"os/exec"
@@ -205,7 +205,7 @@ func (s *Server) run() error {
 		"--daemonize", "no",
 		"--loglevel", "warning",
 	)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr() // dies with the test binary where it can
 	if err := cmd.Start(); err != nil {
@@ -289,22 +289,4 @@ func (s *Server) stop() error {
 		time.Sleep(pollEvery)
 	}
 	return fmt.Errorf("port of the stopped redis-server %s still accepts connections", s.Addr())
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's two output pipes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

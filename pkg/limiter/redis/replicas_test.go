@@ -1,15 +1,14 @@
 package redis_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -156,7 +155,7 @@ func TestReplicasShareOneLimit(t *testing.T) {
 func TestRedisDownAndBack(t *testing.T) {
 	srv := redistest.Start(t)
 	p := limiter.Policy{Max: 2, Window: time.Minute}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	prefix := redistest.KeyPrefix(t)
 	open := startReplica(t, srv.URL(), prefix, p, limiter.WithLogger(log))
@@ -229,22 +228,4 @@ func TestRedisDownAndBack(t *testing.T) {
 	if recoveries != 1 {
 		t.Errorf("%d recovery lines, want 1:\n%s", recoveries, logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent loggers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
