@@ -63,17 +63,16 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 	}
 	defer store.Close()
 	var progress importer.Progress
+	var bar *progressBar
 	if isTerminal(stderr) {
-		bar, err := newProgressBar(stderr, path, "importing "+string(d))
-		if err != nil {
+		if bar, err = newProgressBar(stderr, path, "importing "+string(d)); err != nil {
 			return err
 		}
-		defer bar.Finish()
 		progress = bar
 	}
 	sum, err := importer.ImportFile(ctx, store, path, importer.Options{Dataset: d, Strict: opts.Strict, Progress: progress})
-	if progress != nil {
-		progress.(*progressBar).Finish()
+	if bar != nil {
+		bar.Finish() // clear the bar before the rejections and the summary
 	}
 	if sum.Rejected > 0 {
 		fmt.Fprintf(stderr, "rejected rows in %s:\n", path)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cityfinder/cityfinder/internal/syncbuf"
 )
 
 // twoCities is an okfn CSV small enough to write inline.

@@ -58,5 +58,5 @@ func (p *progressBar) Advance(bytes int64, rows int) {
 	p.bar.Add64(bytes)
 }
 
-// Finish clears the bar; calling it twice is harmless.
+// Finish clears the bar.
 func (p *progressBar) Finish() { p.bar.Finish() }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
 
 type loadResult struct {
@@ -28,7 +27,7 @@ type loadResult struct {
 // start, loads it, reads its RSS, stops it; then loads a bare handler that
 // answers every request with the body serve gave for "san".
 func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
-	addr, err := freeAddr()
+	addr, err := benchenv.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -39,7 +38,7 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if err := serve.Start(); err != nil {
 		return err
 	}
-	defer stop(serve)
+	defer benchenv.Stop(serve, 10*time.Second)
 	base := "http://" + addr
 	ready, err := waitReady(base+"/search?q=ist&dataset=large", 30*time.Second)
 	if err != nil {
@@ -56,10 +55,10 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	}
 	load(urls, conns, time.Second) // warm up
 	r.httpServe = load(urls, conns, duration)
-	if r.rssKB, err = rss(serve.Process.Pid); err != nil {
+	if r.rssKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
 		return err
 	}
-	stop(serve)
+	benchenv.Stop(serve, 10*time.Second)
 
 	bodyFile := filepath.Join(os.TempDir(), "cityfinder-bench-body.json")
 	if err := os.WriteFile(bodyFile, body, 0o644); err != nil {
@@ -70,7 +69,7 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if err != nil {
 		return err
 	}
-	if addr, err = freeAddr(); err != nil {
+	if addr, err = benchenv.FreeAddr(); err != nil {
 		return err
 	}
 	bare := exec.CommandContext(ctx, self, "-bare-server", addr, "-bare-body", bodyFile)
@@ -78,7 +77,7 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if err := bare.Start(); err != nil {
 		return err
 	}
-	defer stop(bare)
+	defer benchenv.Stop(bare, 10*time.Second)
 	if _, err := waitReady("http://"+addr+"/search", 10*time.Second); err != nil {
 		return err
 	}
@@ -89,21 +88,6 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	load(bareURLs, conns, time.Second)
 	r.httpBare = load(bareURLs, conns, duration)
 	return nil
-}
-
-func stop(cmd *exec.Cmd) {
-	if cmd.ProcessState != nil {
-		return
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
 }
 
 func fetch(url string) ([]byte, error) {
@@ -162,22 +146,6 @@ func load(urls []string, conns int, d time.Duration) loadResult {
 		res.p50, res.p99 = percentile(lat, 50), percentile(lat, 99)
 	}
 	return res
-}
-
-// rss reads a process's resident set size in KiB from /proc.
-func rss(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }
 
 // serveBare is the HTTP baseline: a bare net/http handler that answers

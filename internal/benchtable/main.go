@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
 
 func main() {
@@ -34,7 +33,7 @@ func main() {
 	bareAddr := flag.String("bare-server", "", "internal: serve a fixed JSON array on this address (the HTTP baseline)")
 	bareBody := flag.String("bare-body", "", "internal: file holding the bare server's JSON body")
 	bin := flag.String("bin", "bin/cityfinder", "the cityfinder binary to measure")
-	cache := flag.String("cache", defaultCache(), "directory for the generated dataset and the imported store")
+	cache := flag.String("cache", benchenv.CacheDir(), "directory for the generated dataset and the imported store")
 	duration := flag.Duration("http-duration", 5*time.Second, "how long each HTTP load runs")
 	conns := flag.Int("conns", 32, "concurrent HTTP connections")
 	flag.Parse()
@@ -45,17 +44,6 @@ func main() {
 	if err := run(ctx, *bin, *cache, *duration, *conns, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
-}
-
-func defaultCache() string {
-	if d := os.Getenv("CITYFINDER_BENCH_CACHE"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
-	}
-	return filepath.Join(d, "cityfinder-bench")
 }
 
 // Every row the report prints; filled as the measurements run.
@@ -80,7 +68,7 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 	}
 	var r report
 	var err error
-	if r.datasetPath, err = dataset(ctx, cache); err != nil {
+	if r.datasetPath, err = benchenv.Dataset(ctx, cache); err != nil {
 		return err
 	}
 	log.Printf("bare encoding/csv read of %s", r.datasetPath)
@@ -111,27 +99,6 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 	return nil
 }
 
-// dataset returns the full-size generated file, generating it on first use.
-func dataset(ctx context.Context, cache string) (string, error) {
-	path := filepath.Join(cache, "worldcitiespop.txt")
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	gen := filepath.Join(shareddata.Dir(), "gen-maxmind.py")
-	if _, err := os.Stat(gen); err != nil {
-		return "", fmt.Errorf("no cached dataset and no generator: %w", err)
-	}
-	log.Printf("generating %s with %s (about 30 s, once)", path, gen)
-	tmp := path + ".tmp"
-	cmd := exec.CommandContext(ctx, "python3", gen, tmp)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("generate dataset: %w", err)
-	}
-	return path, os.Rename(tmp, path)
-}
-
 func timeImport(ctx context.Context, bin, file, dir string) (time.Duration, error) {
 	best := time.Duration(0)
 	for range 2 {
@@ -155,15 +122,6 @@ func bytesTrim(b []byte) string {
 		b = b[:len(b)-1]
 	}
 	return string(b)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // waitReady polls url until it answers 200 or the deadline passes, and

@@ -36,10 +36,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
 
 type options struct {
@@ -59,7 +58,7 @@ func main() {
 	log.SetPrefix("loadtest: ")
 	var o options
 	flag.StringVar(&o.bin, "bin", "bin/cityfinder", "the cityfinder binary to run")
-	flag.StringVar(&o.cache, "cache", defaultCache(), "directory of the generated dataset (shared with make bench)")
+	flag.StringVar(&o.cache, "cache", benchenv.CacheDir(), "directory of the generated dataset (shared with make bench)")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "how long the load runs")
 	flag.DurationVar(&o.report, "report", 5*time.Second, "how often to print figures")
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "time after which the RSS must stop growing")
@@ -86,44 +85,6 @@ func main() {
 	}
 }
 
-// defaultCache is the directory `make bench` (internal/benchtable) caches
-// the generated dataset in.
-func defaultCache() string {
-	if d := os.Getenv("CITYFINDER_BENCH_CACHE"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
-	}
-	return filepath.Join(d, "cityfinder-bench")
-}
-
-// dataset returns the full-size generated file, generating it on first use
-// exactly as internal/benchtable does, so that both share one copy.
-func dataset(ctx context.Context, cache string) (string, error) {
-	path := filepath.Join(cache, "worldcitiespop.txt")
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
-	}
-	gen := filepath.Join(shareddata.Dir(), "gen-maxmind.py")
-	if _, err := os.Stat(gen); err != nil {
-		return "", fmt.Errorf("no cached dataset and no generator: %w", err)
-	}
-	log.Printf("generating %s with %s (about a minute, once)", path, gen)
-	tmp := path + ".tmp"
-	cmd := exec.CommandContext(ctx, "python3", gen, tmp)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("generate dataset: %w", err)
-	}
-	return path, os.Rename(tmp, path)
-}
-
 func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	if _, err := os.Stat(o.bin); err != nil {
 		return false, fmt.Errorf("cityfinder binary: %w (run make build first)", err)
@@ -135,7 +96,7 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	if !strings.Contains(string(help), "--trusted-proxies") {
 		return false, errors.New("serve has no --trusted-proxies flag: without it every client is 127.0.0.1 and the test means nothing")
 	}
-	file, err := dataset(ctx, o.cache)
+	file, err := benchenv.Dataset(ctx, o.cache)
 	if err != nil {
 		return false, err
 	}
@@ -157,7 +118,7 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	}
 	log.Printf("  %s", strings.TrimSpace(string(summary)))
 
-	addr, err := freeLoopbackAddr()
+	addr, err := benchenv.FreeAddr()
 	if err != nil {
 		return false, err
 	}
@@ -173,17 +134,7 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	if err := serve.Start(); err != nil {
 		return false, err
 	}
-	defer func() {
-		serve.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { serve.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			serve.Process.Kill()
-			<-done
-		}
-	}()
+	defer benchenv.Stop(serve, 15*time.Second)
 	base := "http://" + addr
 	if err := waitReady(ctx, base+"/readyz", 60*time.Second); err != nil {
 		return false, err
@@ -209,15 +160,6 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
-}
-
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // waitReady polls url until it answers 200, within timeout.
@@ -462,7 +404,7 @@ func load(ctx context.Context, o options, base string, prefixes []string, pid in
 		prev.server5xx.Store(res.c.server5xx.Load())
 		prev.errs.Store(res.c.errs.Load())
 		prev.other4xx.Store(res.c.other4xx.Load())
-		iv.rssKB, _ = rssKB(pid)
+		iv.rssKB, _ = benchenv.RSS(pid)
 		span := iv.at
 		if n := len(res.intervals); n > 0 {
 			span -= res.intervals[n-1].at
@@ -503,20 +445,6 @@ func doRequest(ctx context.Context, client *http.Client, target, ip string) (int
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, err
-}
-
-// rssKB reads VmRSS of a process from /proc, in KiB.
-func rssKB(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmRSS")
 }
 
 // verdict prints the totals and the checks, and reports whether all passed.

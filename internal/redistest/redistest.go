@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +24,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cityfinder/cityfinder/internal/syncbuf"
 )
 
 // EnvURL names the environment variable that points tests at an existing

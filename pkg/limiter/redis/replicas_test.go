@@ -3,7 +3,6 @@ package redis_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cityfinder/cityfinder/internal/redistest"
+	"github.com/cityfinder/cityfinder/internal/syncbuf"
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 	"github.com/cityfinder/cityfinder/pkg/limiter/redis"
 	"github.com/cityfinder/cityfinder/pkg/search"

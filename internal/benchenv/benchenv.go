@@ -1,0 +1,102 @@
+// Package benchenv is what `make bench` and `make loadtest` share: the
+// cached full-size dataset, and starting, watching and stopping processes
+// on the loopback interface.
+package benchenv
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+)
+
+// CacheDir is where the generated dataset is kept: $CITYFINDER_BENCH_CACHE,
+// or cityfinder-bench in the user's cache directory.
+func CacheDir() string {
+	if d := os.Getenv("CITYFINDER_BENCH_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "cityfinder-bench")
+}
+
+// Dataset returns the full-size MaxMind look-alike in cache, generating it
+// with ../shared/datasets/gen-maxmind.py on first use (about 30 s).
+func Dataset(ctx context.Context, cache string) (string, error) {
+	path := filepath.Join(cache, "worldcitiespop.txt")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	gen := filepath.Join(shareddata.Dir(), "gen-maxmind.py")
+	if _, err := os.Stat(gen); err != nil {
+		return "", fmt.Errorf("no cached dataset and no generator: %w", err)
+	}
+	log.Printf("generating %s with %s (about 30 s, once)", path, gen)
+	tmp := path + ".tmp"
+	cmd := exec.CommandContext(ctx, "python3", gen, tmp)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("generate dataset: %w", err)
+	}
+	return path, os.Rename(tmp, path)
+}
+
+// FreeAddr returns a loopback address with a port that was free just now.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Stop sends a started process SIGTERM, waits up to grace for it to exit,
+// then kills it. It does nothing for a process already waited for.
+func Stop(cmd *exec.Cmd, grace time.Duration) {
+	if cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+// RSS reads a process's resident set size in KiB from /proc.
+func RSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
