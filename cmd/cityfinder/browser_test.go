@@ -208,10 +208,10 @@ func TestBrowserDemoPage(t *testing.T) {
 			store := searchmemory.New()
 			name := "🏙Istanbul"
 			city := search.City{ID: 1, Name: name, Slug: search.Slug(name), Country: "Turkey", CountryCode: "tr", Subcountry: "Istanbul"}
-			if _, err := store.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{city}}); err != nil {
+			if _, err := store.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{city}}, search.LoadOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			ts := httptest.NewServer(server.New(store, server.WithDemoPage(server.PageConfig{})))
+			ts := httptest.NewServer(server.New(search.NewService(store), server.WithDemoPage(server.PageConfig{})))
 			defer ts.Close()
 			p.do(t, chromedp.Navigate(ts.URL+"/"))
 			p.waitStatus(t, "Type at least 3 letters")

@@ -20,13 +20,19 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCmd()
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
+	if err := execute(ctx, args, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "cityfinder: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// execute runs one command line and returns its error in the words the
+// user reads (see explain).
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return explain(root.ExecuteContext(ctx))
 }

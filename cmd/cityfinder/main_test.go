@@ -27,11 +27,7 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 
 func runCLIContext(ctx context.Context, args ...string) (string, string, error) {
 	var out, errOut bytes.Buffer
-	root := newRootCmd()
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	err := root.ExecuteContext(ctx)
+	err := execute(ctx, args, &out, &errOut)
 	return out.String(), errOut.String(), err
 }
 
@@ -67,7 +63,7 @@ func TestImportThenQuery(t *testing.T) {
 	}
 
 	out = mustRunCLI(t, "query", "SAO", "P", "--data-dir", dir, "--json", "--limit", "2")
-	var cities []search.City
+	var cities []search.Hit
 	if err := json.Unmarshal([]byte(out), &cities); err != nil {
 		t.Fatalf("query --json printed %q: %v", out, err)
 	}
@@ -121,11 +117,12 @@ func TestCommandErrors(t *testing.T) {
 		{"missing file", []string{"import", "--file", "/no/such/file.csv", "--data-dir", empty}, "/no/such/file.csv"},
 		{"unreadable csv", []string{"import", "--file", writeFile(t, "x.csv", "not,a,cities\nfile\n"), "--data-dir", empty}, "header"},
 		{"empty dataset", []string{"query", "istanbul", "--data-dir", empty}, "dataset small is empty: run `cityfinder import --dataset small`"},
-		{"unknown dataset", []string{"query", "ist", "--dataset", "huge", "--data-dir", empty}, `unknown dataset "huge"`},
+		{"unknown dataset", []string{"query", "ist", "--dataset", "huge", "--data-dir", empty}, `invalid --dataset: Unknown dataset "huge"`},
 		{"zero window", []string{"serve", "--window", "0s", "--data-dir", empty}, "invalid --window 0s"},
 		{"negative max", []string{"serve", "--max", "-1", "--data-dir", empty}, "invalid --max -1"},
 		{"bad limit", []string{"query", "ist", "--limit", "0", "--data-dir", empty}, "invalid --limit 0"},
-		{"query without letters", []string{"query", "--data-dir", empty, "--", "---"}, "no letters"},
+		{"query without letters", []string{"query", "--data-dir", empty, "--", "---"}, "enter at least 3 letters"},
+		{"query of two letters", []string{"query", "is", "--data-dir", empty}, "enter at least 3 letters"},
 		{"misspelt config key", []string{"--config", bad, "query", "ist"}, "windw"},
 		{"missing config file", []string{"--config", "/no/such.yaml", "query", "ist"}, "/no/such.yaml"},
 		{"large without file", []string{"import", "--dataset", "large", "--data-dir", empty}, "--file"},
@@ -323,8 +320,8 @@ func TestServe(t *testing.T) {
 		t.Errorf("GET /search?q=istanbul = %d %s", code, body)
 	}
 	code, body = get(t, base+"/search?q=ist&dataset=large")
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "cityfinder import --dataset large") {
-		t.Errorf("search of the empty large dataset = %d %s, want 503 naming the import", code, body)
+	if code != http.StatusServiceUnavailable || body != `{"message":"This dataset is not available yet"}` {
+		t.Errorf("search of the empty large dataset = %d %s, want 503 saying it is not available", code, body)
 	}
 	code, body = get(t, base+"/search?q=par")
 	if code != http.StatusTooManyRequests || body != `{"message":"You can only do 2 searches in 1.5 seconds"}` {
@@ -361,7 +358,7 @@ func TestServeSeesReimport(t *testing.T) {
 				errs <- err
 				return
 			}
-			var cities []search.City
+			var cities []search.Hit
 			err = json.NewDecoder(resp.Body).Decode(&cities)
 			resp.Body.Close()
 			if err != nil || resp.StatusCode != 200 || (len(cities) != 2 && len(cities) != 1) {

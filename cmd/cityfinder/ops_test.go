@@ -152,9 +152,9 @@ func TestServeReadinessFollowsTheLimiter(t *testing.T) {
 		wantSearch int
 	}{
 		{"failing open: degraded", false, http.StatusOK,
-			`{"status":"degraded","checks":{"dataset:large":"empty","dataset:small":"ok","limiter":"failed"},"failed":["dataset:large","limiter"]}`, http.StatusOK},
+			`{"status":"degraded","checks":{"dataset:large":"empty","dataset:small":"ok","limiter":"error"},"failed":["dataset:large","limiter"]}`, http.StatusOK},
 		{"failing closed: not ready", true, http.StatusServiceUnavailable,
-			`{"status":"unavailable","checks":{"dataset:large":"empty","dataset:small":"ok","limiter":"failed"},"failed":["dataset:large","limiter"]}`, http.StatusServiceUnavailable},
+			`{"status":"unavailable","checks":{"dataset:large":"empty","dataset:small":"ok","limiter":"error"},"failed":["dataset:large","limiter"]}`, http.StatusServiceUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

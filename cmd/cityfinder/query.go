@@ -46,42 +46,28 @@ func newQueryCmd(a *app) *cobra.Command {
 }
 
 func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, text string) error {
-	prefix := search.Slug(text)
-	if prefix == "" {
-		return fmt.Errorf("query %q has no letters or digits", text)
-	}
-	if opts.Limit < 1 || opts.Limit > search.MaxLimit {
-		return fmt.Errorf("invalid --limit %d: use 1..%d", opts.Limit, search.MaxLimit)
-	}
-	var countries []string
-	if opts.Country != "" {
-		var err error
-		if countries, err = search.ParseCountries(opts.Country); err != nil {
-			return fmt.Errorf("invalid --country: %w", err)
-		}
-	}
 	store, err := openStore(a, false)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	q := search.Query{Dataset: search.Dataset(a.cfg.Dataset), Prefix: prefix, Limit: opts.Limit, Countries: countries, Fuzzy: opts.Fuzzy}
-	cities, err := search.WithTypos(store).Search(ctx, q)
+	res, err := search.NewService(store).Find(ctx, search.Request{
+		Dataset: search.Dataset(a.cfg.Dataset), Text: text, Limit: opts.Limit, Countries: opts.Country, Fuzzy: opts.Fuzzy,
+	})
 	if err != nil {
 		return err
 	}
-	search.Highlight(cities, prefix)
 	if opts.JSON {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
-		return enc.Encode(cities)
+		return enc.Encode(res.Hits)
 	}
-	if len(cities) == 0 {
+	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintf(out, "no cities matching %q\n", text)
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, c := range cities {
+	for _, c := range res.Hits {
 		division := c.Subcountry
 		if division == "" {
 			division = c.Region

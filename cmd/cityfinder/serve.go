@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -74,20 +74,25 @@ func runServe(ctx context.Context, a *app) error {
 		return err
 	}
 	defer limStore.Close()
+	svc := search.NewService(store)
 	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
-	opts = append(opts, opsOptions(a, store, lim, limStore)...)
-	h := server.New(search.WithTypos(store), opts...)
+	opts = append(opts, opsOptions(a, svc, lim, limStore)...)
 	c := a.cfg.Server
-	srv := server.NewServer(c.Addr, h, a.logger, server.WithLimits(server.Limits{
-		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
-		IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes,
-	}))
-	srv.ShutdownTimeout = c.ShutdownTimeout
-	if err := srv.Listen(); err != nil {
+	srv, err := server.Listen(server.Config{
+		Addr:    c.Addr,
+		Handler: server.New(svc, opts...),
+		Limits: server.Limits{
+			ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+			IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes,
+		},
+		ShutdownTimeout: c.ShutdownTimeout,
+		Logger:          a.logger,
+	})
+	if err != nil {
 		return err
 	}
-	counts := countDatasets(ctx, a, store)
+	counts := countDatasets(ctx, a, svc)
 	a.logger.Info("serving", "addr", "http://"+srv.Addr(), "store", storeName(a),
 		"small", counts[search.Small], "large", counts[search.Large], "limit", policy.Message())
 	return srv.Serve(ctx)
@@ -130,32 +135,23 @@ func storeName(a *app) string {
 }
 
 // countDatasets returns how many cities each dataset holds and warns about
-// the empty ones. A store that cannot say within the connect timeout (a
-// MongoDB that is down: serve starts anyway and answers 503 until it is
-// back) counts as -1.
-func countDatasets(ctx context.Context, a *app, store search.Store) map[search.Dataset]int {
+// those that cannot answer. A store that cannot say within the connect
+// timeout (a MongoDB that is down: serve starts anyway and answers 503
+// until it is back) counts as -1.
+func countDatasets(ctx context.Context, a *app, svc *search.Service) map[search.Dataset]int {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Mongo.ConnectTimeout)
 	defer cancel()
 	counts := make(map[search.Dataset]int)
 	for _, d := range search.Datasets {
-		var n int
-		var err error
-		switch s := store.(type) {
-		case interface{ Count(search.Dataset) int }:
-			n = s.Count(d)
-		case interface {
-			Count(context.Context, search.Dataset) (int, error)
-		}:
-			n, err = s.Count(ctx, d)
-		}
+		st, err := svc.Stats(ctx, d)
 		switch {
+		case errors.Is(err, search.ErrEmptyDataset):
+			a.logger.Warn(explain(err).Error())
 		case err != nil:
-			n = -1
-			a.logger.Warn("cannot count dataset "+string(d)+"; serving anyway", "err", err)
-		case n == 0:
-			a.logger.Warn(fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", d, d))
+			st.Cities = -1
+			a.logger.Warn("cannot read dataset "+string(d)+"; serving anyway", "err", explain(err))
 		}
-		counts[d] = n
+		counts[d] = st.Cities
 	}
 	return counts
 }
@@ -198,7 +194,7 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 // opsOptions are the server's operational options: the readiness checks of
 // /readyz (each dataset, required or not by --ready-datasets, and the
 // limiter's Redis), the metrics of /metrics, and CORS and caching of /search.
-func opsOptions(a *app, store search.Searcher, lim *limiter.Limiter, limStore any) []server.Option {
+func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore any) []server.Option {
 	c := a.cfg.Server
 	required := make(map[string]bool)
 	for _, d := range c.ReadyDatasets {
@@ -206,7 +202,7 @@ func opsOptions(a *app, store search.Searcher, lim *limiter.Limiter, limStore an
 	}
 	var checks []server.Check
 	for _, d := range search.Datasets {
-		check := server.DatasetCheck(store, d)
+		check := server.DatasetCheck(svc, d)
 		check.Optional = !required[string(d)]
 		checks = append(checks, check)
 	}
@@ -216,12 +212,7 @@ func opsOptions(a *app, store search.Searcher, lim *limiter.Limiter, limStore an
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		server.LimiterMetrics(lim.StoreErrors))
-	if s, ok := store.(interface {
-		Info(search.Dataset) (int, time.Time)
-	}); ok {
-		reg.MustRegister(server.DatasetMetrics(s.Info))
-	}
+		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc))
 	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
 		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
 }

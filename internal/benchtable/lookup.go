@@ -190,11 +190,11 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		return lookupResult{}, err
 	}
 	base, _ := timeBest(all, 3, 20, baseline)
-	typos := search.WithTypos(store)
+	svc := search.NewService(store)
 	// Typo lookups take up to milliseconds: fewer repetitions.
 	fuzzy, err := timeBest(set.typos, 1, 3, func(p string) error {
-		cities, err := typos.Search(ctx, search.Query{Dataset: search.Large, Prefix: p, Limit: 10, Fuzzy: true})
-		sink += len(cities)
+		res, err := svc.Find(ctx, search.Request{Dataset: search.Large, Text: p, Limit: 10, Fuzzy: true})
+		sink += len(res.Hits)
 		return err
 	})
 	if err != nil {
@@ -268,7 +268,7 @@ func measureAllocs(storeDir string) (lookup, handler allocResult, err error) {
 			}
 		})
 	}
-	h := server.New(store)
+	h := server.New(search.NewService(store))
 	benchHTTP := func(q string) testing.BenchmarkResult {
 		return testing.Benchmark(func(b *testing.B) {
 			b.ReportAllocs()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ type Options struct {
 	// MaxReported is how many malformed rows Summary keeps;
 	// 0 means DefaultMaxReported.
 	MaxReported int
+	// Source describes the file, kept with the dataset (see
+	// search.DatasetStats); ImportFile fills it from the file.
+	Source search.Source
 }
 
 // Summary describes an import.
@@ -117,6 +121,9 @@ func ImportFile(ctx context.Context, store search.Store, path string, opts Optio
 		return Summary{Dataset: opts.Dataset}, fmt.Errorf("import %s: %w", opts.Dataset, err)
 	}
 	defer in.Close()
+	if opts.Source == (search.Source{}) {
+		opts.Source = search.Source{Name: filepath.Base(path), Size: in.Size()}
+	}
 	sum, err := importFrom(ctx, store, in, opts)
 	if err != nil {
 		return sum, fmt.Errorf("import %s from %s: %w", opts.Dataset, path, err)
@@ -142,7 +149,7 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	if opts.Progress != nil {
 		cr = &progressReader{rowReader: rr, in: in, p: opts.Progress}
 	}
-	ls, err := store.Load(ctx, opts.Dataset, cr)
+	ls, err := store.Load(ctx, opts.Dataset, cr, search.LoadOptions{Source: opts.Source})
 	st := rr.Stats()
 	sum.Read = st.Rows
 	sum.Rejected = st.Rejected

@@ -238,7 +238,7 @@ func TestImportFailureKeepsThePreviousDataset(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := memory.New()
 			previous := []search.City{{Name: "Previous", Slug: "previous", Country: "Nowhere"}}
-			if _, err := store.Load(t.Context(), tt.dataset, &search.SliceReader{Cities: previous}); err != nil {
+			if _, err := store.Load(t.Context(), tt.dataset, &search.SliceReader{Cities: previous}, search.LoadOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			opts := tt.opts

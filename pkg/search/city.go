@@ -30,9 +30,6 @@ type City struct {
 	// Lat and Lon are decimal degrees, meaningful when HasLocation is set.
 	Lat, Lon    float64
 	HasLocation bool
-	// Match is the span of Name that the query matched (see Highlight);
-	// stores leave it empty.
-	Match Span
 }
 
 // Key identifies duplicates: two cities with the same Key are the same place
@@ -46,8 +43,8 @@ func (c *City) Key() Key {
 	return Key{Slug: c.Slug, CountryCode: c.CountryCode, Country: c.Country, Subcountry: c.Subcountry, Region: c.Region}
 }
 
-// cityJSON is the wire form of a City; optional fields are left out when
-// the dataset does not have them.
+// cityJSON is the wire form of a City, and with Match of a Hit; optional
+// fields are left out when the dataset does not have them.
 type cityJSON struct {
 	Name        string   `json:"name"`
 	Slug        string   `json:"slug"`
@@ -62,9 +59,9 @@ type cityJSON struct {
 	Match       *Span    `json:"match,omitempty"`
 }
 
-// MarshalJSON writes the API's object for c (see AppendJSON).
+// MarshalJSON writes the API's object for c, without a match span.
 func (c City) MarshalJSON() ([]byte, error) {
-	return c.appendJSON(nil), nil
+	return append(c.appendFields(append([]byte(nil), '{')), '}'), nil
 }
 
 // UnmarshalJSON reads the API's object back into c.
@@ -73,37 +70,70 @@ func (c *City) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*c = City{
+	*c = j.city()
+	return nil
+}
+
+func (j *cityJSON) city() City {
+	c := City{
 		ID: j.ID, Name: j.Name, Slug: j.Slug, Country: j.Country, CountryCode: j.CountryCode,
 		Subcountry: j.Subcountry, Region: j.Region, Population: j.Population,
-	}
-	if j.Match != nil {
-		c.Match = *j.Match
 	}
 	if j.Lat != nil && j.Lon != nil {
 		c.Lat, c.Lon, c.HasLocation = *j.Lat, *j.Lon, true
 	}
+	return c
+}
+
+// MarshalJSON writes the API's object for h: its city and its match span.
+func (h Hit) MarshalJSON() ([]byte, error) {
+	return h.appendJSON(nil), nil
+}
+
+// UnmarshalJSON reads the API's object back into h. Edits is not on the
+// wire and stays 0.
+func (h *Hit) UnmarshalJSON(data []byte) error {
+	var j cityJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*h = Hit{City: j.city()}
+	if j.Match != nil {
+		h.Match = *j.Match
+	}
 	return nil
 }
 
-// AppendJSON appends the API's JSON array of cities to dst: the same bytes
+// AppendJSON appends the API's JSON array of hits to dst: the same bytes
 // as encoding/json with HTML escaping off, without reflection, so the
 // /search handler does not spend its time encoding.
-func AppendJSON(dst []byte, cities []City) []byte {
+func AppendJSON(dst []byte, hits []Hit) []byte {
 	dst = append(dst, '[')
-	for i := range cities {
+	for i := range hits {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = cities[i].appendJSON(dst)
+		dst = hits[i].appendJSON(dst)
 	}
 	return append(dst, ']')
 }
 
-// appendJSON writes the fields of cityJSON in its order, leaving out the
-// empty optional ones as its omitempty tags do.
-func (c *City) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"name":`...)
+func (h *Hit) appendJSON(dst []byte) []byte {
+	dst = h.appendFields(append(dst, '{'))
+	if h.Match != (Span{}) {
+		dst = append(dst, `,"match":{"start":`...)
+		dst = strconv.AppendInt(dst, int64(h.Match.Start), 10)
+		dst = append(dst, `,"end":`...)
+		dst = strconv.AppendInt(dst, int64(h.Match.End), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// appendFields writes the city's fields of cityJSON in its order, leaving
+// out the empty optional ones as its omitempty tags do.
+func (c *City) appendFields(dst []byte) []byte {
+	dst = append(dst, `"name":`...)
 	dst = appendJSONString(dst, c.Name)
 	dst = append(dst, `,"slug":`...)
 	dst = appendJSONString(dst, c.Slug)
@@ -135,14 +165,7 @@ func (c *City) appendJSON(dst []byte) []byte {
 		dst = append(dst, `,"id":`...)
 		dst = strconv.AppendUint(dst, uint64(c.ID), 10)
 	}
-	if c.Match != (Span{}) {
-		dst = append(dst, `,"match":{"start":`...)
-		dst = strconv.AppendInt(dst, int64(c.Match.Start), 10)
-		dst = append(dst, `,"end":`...)
-		dst = strconv.AppendInt(dst, int64(c.Match.End), 10)
-		dst = append(dst, '}')
-	}
-	return append(dst, '}')
+	return dst
 }
 
 // appendJSONFloat formats like encoding/json: shortest representation,

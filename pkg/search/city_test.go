@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -25,10 +26,10 @@ type cityFields struct {
 	Match       *search.Span `json:"match,omitempty"`
 }
 
-func reference(t testing.TB, cities []search.City) []byte {
+func reference(t testing.TB, hits []search.Hit) []byte {
 	t.Helper()
-	fields := make([]cityFields, len(cities))
-	for i, c := range cities {
+	fields := make([]cityFields, len(hits))
+	for i, c := range hits {
 		fields[i] = cityFields{Name: c.Name, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
 			Subcountry: c.Subcountry, Region: c.Region, Population: c.Population, ID: c.ID}
 		if c.Match != (search.Span{}) {
@@ -49,28 +50,38 @@ func reference(t testing.TB, cities []search.City) []byte {
 
 func TestAppendJSON(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		cities []search.City
+		name string
+		hits []search.Hit
 	}{
-		{"none", []search.City{}},
-		{"okfn row", []search.City{{ID: 745044, Name: "İstanbul", Slug: "istanbul", Country: "Turkey", Subcountry: "Istanbul"}}},
-		{"maxmind row", []search.City{{Name: "Zürich", Slug: "zurich", Country: "Switzerland", CountryCode: "ch", Region: "25",
-			Population: 341730, Lat: 47.3666667, Lon: 8.55, HasLocation: true}}},
-		{"location at zero", []search.City{{Name: "Null Island", Slug: "null-island", Country: "Nowhere", HasLocation: true}}},
-		{"tiny and negative coordinates", []search.City{{Name: "A", Slug: "a", Country: "B", Lat: -0.0000001, Lon: -179.9833333, HasLocation: true}}},
-		{"escapes", []search.City{{Name: "Quote \" back \\ tab \t nl \n ctl \x01 & <b> \u2028", Slug: "q", Country: "Côte d’Ivoire"}}},
-		{"invalid UTF-8", []search.City{{Name: "bad \xff\xfe byte", Slug: "bad", Country: "X"}}},
-		{"match span", []search.City{{Name: "Zürich", Slug: "zurich", Country: "Switzerland", Match: search.Span{Start: 0, End: 3}}}},
-		{"two", []search.City{{Name: "A", Slug: "a", Country: "B"}, {Name: "C", Slug: "c", Country: "D", Population: 7}}},
+		{"none", []search.Hit{}},
+		{"okfn row", []search.Hit{{City: search.City{ID: 745044, Name: "İstanbul", Slug: "istanbul", Country: "Turkey", Subcountry: "Istanbul"}}}},
+		{"maxmind row", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland", CountryCode: "ch", Region: "25",
+			Population: 341730, Lat: 47.3666667, Lon: 8.55, HasLocation: true}}}},
+		{"location at zero", []search.Hit{{City: search.City{Name: "Null Island", Slug: "null-island", Country: "Nowhere", HasLocation: true}}}},
+		{"tiny and negative coordinates", []search.Hit{{City: search.City{Name: "A", Slug: "a", Country: "B", Lat: -0.0000001, Lon: -179.9833333, HasLocation: true}}}},
+		{"escapes", []search.Hit{{City: search.City{Name: "Quote \" back \\ tab \t nl \n ctl \x01 & <b> \u2028", Slug: "q", Country: "Côte d’Ivoire"}}}},
+		{"invalid UTF-8", []search.Hit{{City: search.City{Name: "bad \xff\xfe byte", Slug: "bad", Country: "X"}}}},
+		{"match span", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"}, Match: search.Span{Start: 0, End: 3}}}},
+		{"two", []search.Hit{{City: search.City{Name: "A", Slug: "a", Country: "B"}}, {City: search.City{Name: "C", Slug: "c", Country: "D", Population: 7}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, want := search.AppendJSON(nil, tc.cities), reference(t, tc.cities)
+			got, want := search.AppendJSON(nil, tc.hits), reference(t, tc.hits)
 			if !bytes.Equal(got, want) {
 				t.Errorf("AppendJSON:\n got %s\nwant %s", got, want)
 			}
-			var back []search.City
+			var back []search.Hit
 			if err := json.Unmarshal(got, &back); err != nil {
 				t.Fatalf("output is not JSON: %v", err)
+			}
+			if len(back) != len(tc.hits) {
+				t.Fatalf("read back %d hits, want %d", len(back), len(tc.hits))
+			}
+			for i := range back {
+				w := tc.hits[i]
+				sameName := back[i].Name == w.Name || !utf8.ValidString(w.Name) // encoding/json replaces bad bytes
+				if back[i].Match != w.Match || !sameName || back[i].HasLocation != w.HasLocation {
+					t.Errorf("hit %d read back as %+v, want %+v", i, back[i], w)
+				}
 			}
 		})
 	}
@@ -83,22 +94,22 @@ func FuzzAppendJSON(f *testing.F) {
 		if math.IsNaN(lat) || math.IsInf(lat, 0) || math.IsNaN(lon) || math.IsInf(lon, 0) {
 			t.Skip("encoding/json cannot encode non-finite numbers")
 		}
-		cities := []search.City{{Name: name, Slug: search.Slug(name), Country: country, Population: pop, Lat: lat, Lon: lon, HasLocation: true}}
-		if got, want := search.AppendJSON(nil, cities), reference(t, cities); !bytes.Equal(got, want) {
+		hits := []search.Hit{{City: search.City{Name: name, Slug: search.Slug(name), Country: country, Population: pop, Lat: lat, Lon: lon, HasLocation: true}}}
+		if got, want := search.AppendJSON(nil, hits), reference(t, hits); !bytes.Equal(got, want) {
 			t.Fatalf("AppendJSON:\n got %s\nwant %s", got, want)
 		}
 	})
 }
 
 func BenchmarkAppendJSON(b *testing.B) {
-	cities := make([]search.City, 10)
-	for i := range cities {
-		cities[i] = search.City{Name: "São Paulo", Slug: "sao-paulo", Country: "Brazil", CountryCode: "br", Region: "27",
-			Population: 10021295, Lat: -23.5333333, Lon: -46.6166667, HasLocation: true}
+	hits := make([]search.Hit, 10)
+	for i := range hits {
+		hits[i] = search.Hit{City: search.City{Name: "São Paulo", Slug: "sao-paulo", Country: "Brazil", CountryCode: "br", Region: "27",
+			Population: 10021295, Lat: -23.5333333, Lon: -46.6166667, HasLocation: true}, Match: search.Span{End: 3}}
 	}
 	b.ReportAllocs()
 	var buf []byte
 	for b.Loop() {
-		buf = search.AppendJSON(buf[:0], cities)
+		buf = search.AppendJSON(buf[:0], hits)
 	}
 }

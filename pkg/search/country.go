@@ -49,8 +49,8 @@ func byName(name string) (string, bool) {
 // ParseCountries reads a comma-separated list of countries, each an ISO
 // 3166 alpha-2 code (any case) or an English name as results show it. Names
 // may themselves hold commas ("Korea, Republic of"): the longest run of
-// items that names a country wins. It returns lower-case codes, or an error
-// naming the first item that is no country.
+// items that names a country wins. It returns lower-case codes, or an
+// *InvalidError naming the first item that is no country.
 func ParseCountries(list string) ([]string, error) {
 	items := strings.Split(list, ",")
 	var codes []string
@@ -68,20 +68,12 @@ func ParseCountries(list string) ([]string, error) {
 			}
 		}
 		if !found {
-			return nil, &UnknownCountryError{Name: strings.TrimSpace(items[i])}
+			return nil, &InvalidError{Field: "country",
+				Message: fmt.Sprintf("Unknown country %q: use ISO codes such as cl, or English names", strings.TrimSpace(items[i]))}
 		}
 	}
 	return codes, nil
 }
-
-// UnknownCountryError names a country that ParseCountries does not know.
-// It matches ErrInvalidQuery.
-type UnknownCountryError struct{ Name string }
-
-func (e *UnknownCountryError) Error() string { return fmt.Sprintf("unknown country %q", e.Name) }
-
-// Is makes the error match ErrInvalidQuery.
-func (e *UnknownCountryError) Is(target error) bool { return target == ErrInvalidQuery }
 
 func appendUnique(list []string, s string) []string {
 	for _, x := range list {

@@ -1,9 +1,6 @@
 package search
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Span is the part of a name that a query matched, in code points (not
 // bytes): runes [Start, End) of the name.
@@ -45,21 +42,4 @@ func MatchSpan(name string, n int) Span {
 		return Span{}
 	}
 	return Span{Start: start, End: runes}
-}
-
-// Highlight sets each city's Match to the span of its name that matched the
-// folded query prefix, leaving the spans that are already set (WithTypos
-// sets those of typo matches). Otherwise, for a typo match the span covers
-// as many letters of the name as the query has.
-func Highlight(cities []City, prefix string) {
-	for i := range cities {
-		if cities[i].Match != (Span{}) {
-			continue
-		}
-		n := len(prefix)
-		if !strings.HasPrefix(cities[i].Slug, prefix) {
-			n = min(n, len(cities[i].Slug))
-		}
-		cities[i].Match = MatchSpan(cities[i].Name, n)
-	}
 }

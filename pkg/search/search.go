@@ -1,5 +1,6 @@
 // Package search is cityfinder's domain: the City type, slug folding, the
-// ranking rule and the Store contract that every storage backend fulfils.
+// ranking rule, the Store contract that every storage backend fulfils, and
+// the Service that answers what people type.
 //
 // # Matching
 //
@@ -18,6 +19,14 @@
 // match in a dataset without population, are broken by: whole-name match
 // first, then shorter slug, then slug, name, country, subcountry, region and
 // id in byte order, so that the order is total and the same in every store.
+//
+// # Layers
+//
+// A Store keeps datasets and answers folded prefix queries (Query). The
+// Service sits between the edges (the CLI and the HTTP API) and a Store: it
+// validates and folds a Request once, asks the store, adds typo matches and
+// fills the match spans. Errors carry no CLI or HTTP words; the edges add
+// their own.
 package search
 
 import (
@@ -25,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // Dataset names one of the city collections a store holds.
@@ -41,14 +51,15 @@ const (
 // Datasets lists every known dataset in a stable order.
 var Datasets = []Dataset{Small, Large}
 
-// ParseDataset checks a dataset name given by a user.
+// ParseDataset checks a dataset name given by a user. Its error matches
+// ErrUnknownDataset and ErrInvalidQuery.
 func ParseDataset(name string) (Dataset, error) {
 	for _, d := range Datasets {
 		if string(d) == name {
 			return d, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q: use small or large", ErrUnknownDataset, name)
+	return "", &InvalidError{Field: "dataset", Message: fmt.Sprintf("Unknown dataset %q: use small or large", name), kind: ErrUnknownDataset}
 }
 
 // Limits on a query, shared by every store and the HTTP API.
@@ -57,7 +68,7 @@ const (
 	MaxLimit     = 100
 )
 
-// Sentinel errors of the Store contract.
+// Sentinel errors of the Store contract and the Service.
 var (
 	// ErrUnknownDataset means the dataset name is not one of Datasets.
 	ErrUnknownDataset = errors.New("unknown dataset")
@@ -66,25 +77,53 @@ var (
 	// ErrInvalidQuery means the query cannot be answered as given
 	// (for example a limit outside 1..MaxLimit).
 	ErrInvalidQuery = errors.New("invalid query")
-	// ErrUnavailable means the store's backing service cannot be reached.
+	// ErrUnavailable means the store's backing service cannot be reached,
+	// or its data cannot be read.
 	ErrUnavailable = errors.New("store unavailable")
 )
 
 // EmptyDatasetError returns an error that matches ErrEmptyDataset and names
-// the command that fills dataset d.
+// dataset d.
 func EmptyDatasetError(d Dataset) error {
-	return &emptyDatasetError{d}
+	return &DatasetError{Dataset: d, Err: ErrEmptyDataset}
 }
 
-type emptyDatasetError struct{ d Dataset }
-
-func (e *emptyDatasetError) Error() string {
-	return fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", e.d, e.d)
+// DatasetError is an error about one dataset: it names the dataset, so that
+// the edges can add their own advice (the CLI names the import command), and
+// wraps what went wrong (ErrEmptyDataset, ErrUnavailable…).
+type DatasetError struct {
+	Dataset Dataset
+	Err     error
 }
 
-func (e *emptyDatasetError) Is(target error) bool { return target == ErrEmptyDataset }
+func (e *DatasetError) Error() string { return fmt.Sprintf("dataset %s: %v", e.Dataset, e.Err) }
 
-// Query asks a store for the best cities of one dataset that start with a prefix.
+func (e *DatasetError) Unwrap() error { return e.Err }
+
+// InvalidError is a query or request that cannot be answered as given.
+// Message says why in words fit to show the person who typed it; Field names
+// the part of the request at fault. It matches ErrInvalidQuery (and
+// ErrUnknownDataset for an unknown dataset name).
+type InvalidError struct {
+	Field   string
+	Message string
+	kind    error
+}
+
+func (e *InvalidError) Error() string { return e.Message }
+
+// Is makes the error match ErrInvalidQuery and its kind.
+func (e *InvalidError) Is(target error) bool {
+	return target == ErrInvalidQuery || (e.kind != nil && target == e.kind)
+}
+
+// invalid returns an InvalidError about field.
+func invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Query asks a store for the best cities of one dataset that start with a
+// folded prefix.
 type Query struct {
 	Dataset Dataset
 	// Prefix is an already folded query (the output of Slug), never empty.
@@ -94,9 +133,6 @@ type Query struct {
 	// Countries, when not empty, keeps only the cities whose CountryCode is
 	// one of these lower-case ISO 3166 alpha-2 codes (see ParseCountries).
 	Countries []string
-	// Fuzzy asks for typo matches too. Stores ignore it: WithTypos adds
-	// them on top of any store.
-	Fuzzy bool
 }
 
 // Validate checks the parts of a query that every store relies on.
@@ -105,14 +141,14 @@ func (q Query) Validate() error {
 		return err
 	}
 	if q.Prefix == "" {
-		return fmt.Errorf("%w: empty prefix", ErrInvalidQuery)
+		return invalid("q", "Empty prefix")
 	}
 	if q.Limit < 1 || q.Limit > MaxLimit {
-		return fmt.Errorf("%w: limit %d outside 1..%d", ErrInvalidQuery, q.Limit, MaxLimit)
+		return invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
 	}
 	for _, c := range q.Countries {
 		if len(c) != 2 || c[0] < 'a' || c[0] > 'z' || c[1] < 'a' || c[1] > 'z' {
-			return fmt.Errorf("%w: country %q is not a lower-case ISO code", ErrInvalidQuery, c)
+			return invalid("country", "Country %q is not a lower-case ISO code", c)
 		}
 	}
 	return nil
@@ -125,40 +161,77 @@ type CityReader interface {
 	Read() (City, error)
 }
 
-// Searcher answers prefix queries.
-type Searcher interface {
+// Store is a place cities live: it answers prefix queries, describes and
+// replaces datasets. Implementations are safe for concurrent use; each
+// backend's tests run the conformance suite in package storetest.
+//
+// Errors common to every method: ErrUnknownDataset (wrapped) for a dataset
+// that is not one of Datasets, ErrUnavailable (wrapped) when a backing
+// service is down or the stored data cannot be read, or ctx's error.
+type Store interface {
 	// Search returns at most q.Limit cities of q.Dataset whose slug starts
 	// with q.Prefix (and whose CountryCode is in q.Countries, when it is not
 	// empty), ordered by Compare (best first), with duplicates
 	// (same slug, country, subcountry and region) already removed at load
 	// time. It returns an empty, non-nil slice when nothing matches.
 	//
-	// Errors: ErrInvalidQuery or ErrUnknownDataset (wrapped) for a query
-	// that fails Validate, ErrEmptyDataset (wrapped, see EmptyDatasetError)
-	// when the dataset has never been loaded, ErrUnavailable (wrapped) when
-	// a backing service is down, or ctx's error.
+	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
+	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has
+	// never been loaded.
 	Search(ctx context.Context, q Query) ([]City, error)
-}
 
-// Store is a place cities live: it answers queries and replaces datasets.
-// Implementations are safe for concurrent use.
-type Store interface {
-	Searcher
+	// Stats describes dataset d as the last finished Load left it.
+	//
+	// Errors: ErrEmptyDataset (wrapped) when d has never been loaded, as
+	// for Search.
+	Stats(ctx context.Context, d Dataset) (DatasetStats, error)
 
 	// Load replaces dataset d with the cities that r yields, atomically:
 	// until Load returns nil, every Search sees the previous content of d
 	// (or ErrEmptyDataset if there was none), and afterwards only the new
 	// one; never a mix and never an empty dataset. Other processes sharing
 	// the store switch over within their own reload delay (documented by
-	// each store). If r fails, ctx ends or the process dies, the previous
-	// content stays. Cities with an empty Name or Slug are
-	// rejected with ErrInvalidCity, and a reader that yields no city at all
-	// fails with ErrNoCities, so an empty file never wipes a dataset. Duplicates (same Key) are stored once,
-	// keeping the one with the larger population.
-	Load(ctx context.Context, d Dataset, r CityReader) (LoadStats, error)
+	// each store). If r fails, ctx ends, opts.Check refuses or the process
+	// dies, the previous content stays. Cities with an empty Name or Slug
+	// are rejected with ErrInvalidCity, and a reader that yields no city at
+	// all fails with ErrNoCities, so an empty file never wipes a dataset.
+	// Duplicates (same Key) are stored once, keeping the one that Compare
+	// ranks first.
+	Load(ctx context.Context, d Dataset, r CityReader, opts LoadOptions) (LoadStats, error)
 
-	// Close releases the store's resources. Searches after Close fail.
+	// Close releases the store's resources. Calls after Close fail with
+	// ErrUnavailable.
 	Close() error
+}
+
+// LoadOptions describe a Load beyond its cities.
+type LoadOptions struct {
+	// Source is the file the cities come from, kept with the dataset
+	// (see DatasetStats).
+	Source Source
+	// Check, when not nil, is called once the new content is complete
+	// and before it replaces the old: prev describes the current dataset
+	// (Cities is 0 when there is none) and next the new content. An
+	// error from Check fails the Load, wrapped, and keeps the old dataset.
+	Check func(prev DatasetStats, next LoadStats) error
+}
+
+// Source describes the file a dataset was imported from.
+type Source struct {
+	// Name is the file's base name, such as "world-cities.csv".
+	Name string
+	// Size is the file's size in bytes, 0 when unknown.
+	Size int64
+}
+
+// DatasetStats describe a loaded dataset.
+type DatasetStats struct {
+	// Cities is how many cities the dataset holds.
+	Cities int
+	// Imported is when the Load that wrote it finished.
+	Imported time.Time
+	// Source is the file it was imported from (see LoadOptions).
+	Source Source
 }
 
 // Errors of Store.Load.

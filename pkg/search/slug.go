@@ -6,6 +6,9 @@ import (
 	"github.com/gosimple/unidecode"
 )
 
+// SlugBytes is every byte a slug can hold, in byte order.
+const SlugBytes = "-0123456789abcdefghijklmnopqrstuvwxyz"
+
 // Slug folds a name or a query into the form that matching compares:
 // transliterated to ASCII by github.com/gosimple/unidecode ("İstanbul" →
 // "Istanbul", "Łódź" → "Lodz", "Þórshöfn" → "Thorshofn", "Straße" →

@@ -6,19 +6,6 @@ import (
 	"strings"
 )
 
-// Extender is implemented by stores that can list cheaply which bytes
-// follow a prefix in the slugs of a dataset: the children of the prefix in
-// the trie of slugs. WithTypos walks that trie; without an Extender it asks
-// Search about each possible next byte instead.
-type Extender interface {
-	// Extensions returns, in increasing order and without repeats, every
-	// byte b such that some slug of d starts with prefix+b.
-	Extensions(ctx context.Context, d Dataset, prefix string) ([]byte, error)
-}
-
-// slugAlphabet is every byte a slug can hold, in byte order.
-const slugAlphabet = "-0123456789abcdefghijklmnopqrstuvwxyz"
-
 // MaxEdits is how many typos a folded query may hold and still match: none
 // below 5 letters, one from 5, two from 9.
 func MaxEdits(prefix string) int {
@@ -32,105 +19,128 @@ func MaxEdits(prefix string) int {
 	return 0
 }
 
-// WithTypos returns a Searcher that, for queries with Fuzzy set, follows the
-// cities whose slug starts with q.Prefix with the cities whose slug starts
-// with a string within MaxEdits edits of it (an insertion, a deletion, a
-// substitution, or a transposition of two neighbours each), until q.Limit.
+// Typo is a city found by correcting typos in a query.
+type Typo struct {
+	City City
+	// Edits is how many edits turn the query into Corrected.
+	Edits int
+	// Corrected is the prefix of City.Slug that the query was corrected
+	// to: the whole-name boost and the match span are taken against it.
+	Corrected string
+}
+
+// TypoFinder is implemented by stores that find typo matches from an index
+// of their own, faster than the Service's walk of their trie.
 //
-// Typo matches rank below every exact prefix match: fewer edits first, then
-// by the usual rule taken against the corrected prefix, so that "zuirch"
-// finds Zürich as a whole-name match of "zurich". Their Match span covers
-// the corrected prefix. Every lookup goes through s, so country filters and
-// stores behave as for exact queries.
-func WithTypos(s Searcher) Searcher { return &typos{s: s} }
-
-type typos struct{ s Searcher }
-
-// typoHit is a typo match with what ranks it: its edits, and the corrected
-// prefix that its weight and whole-name boost are taken against.
-type typoHit struct {
-	city      City
-	edits     int
-	corrected string
+// FindTypos returns exactly what the Service's own walk (WalkTypos) returns
+// for the same arguments: the best q.Limit cities of q.Dataset (and of
+// q.Countries, when not empty) whose slug does not start with q.Prefix but
+// starts with a string within maxEdits edits of it, each once, in
+// CompareTypos order. Its errors are those of Store.Search. The conformance
+// suite compares the two over many random queries.
+type TypoFinder interface {
+	FindTypos(ctx context.Context, q Query, maxEdits int) ([]Typo, error)
 }
 
-func (t *typos) Search(ctx context.Context, q Query) ([]City, error) {
-	exact, err := t.s.Search(ctx, q)
-	edits := MaxEdits(q.Prefix)
-	if err != nil || !q.Fuzzy || edits == 0 || len(exact) >= q.Limit {
-		return exact, err
-	}
-	// Fewer edits rank first, so when the matches within fewer edits fill
-	// the answer, those needing more can stay unsearched: the walk for two
-	// edits visits many times the nodes of the walk for one.
-	var hits []typoHit
-	for e := 1; e <= edits; e++ {
-		if hits, err = t.typoHits(ctx, q, e); err != nil {
-			return nil, err
-		}
-		if len(exact)+len(hits) >= q.Limit {
-			break
-		}
-	}
-	out := exact
-	for _, h := range hits {
-		if len(out) == q.Limit {
-			break
-		}
-		h.city.Match = MatchSpan(h.city.Name, min(len(h.corrected), len(h.city.Slug)))
-		out = append(out, h.city)
-	}
-	return out, nil
+// TrieWalker is implemented by stores that walk the trie of a dataset's
+// slugs themselves, faster than WalkTypos can through Extensions.
+type TrieWalker interface {
+	// WalkTrie calls visit with the path of every node below the root,
+	// depth first, children in byte order, and goes below a node only when
+	// visit returns true. visit must not keep path.
+	WalkTrie(ctx context.Context, d Dataset, visit func(path []byte) bool) error
 }
 
-// typoHits returns the cities within edits of q that are not exact
-// matches, best first, each once with its fewest edits.
-func (t *typos) typoHits(ctx context.Context, q Query, edits int) ([]typoHit, error) {
-	nodes, err := t.corrections(ctx, q.Dataset, q.Prefix, edits)
-	if err != nil {
-		return nil, err
-	}
-	best := map[Key]int{} // index into hits
-	var hits []typoHit
-	for _, n := range nodes {
-		found, err := t.s.Search(ctx, Query{Dataset: q.Dataset, Prefix: n.prefix, Limit: q.Limit, Countries: q.Countries})
+// Extender is implemented by stores that can list cheaply which bytes
+// follow a prefix in the slugs of a dataset: the children of the prefix in
+// the trie of slugs. WalkTypos walks that trie; without an Extender it asks
+// Search about each possible next byte instead.
+type Extender interface {
+	// Extensions returns, in increasing order and without repeats, every
+	// byte b such that some slug of d starts with prefix+b.
+	Extensions(ctx context.Context, d Dataset, prefix string) ([]byte, error)
+}
+
+// typos returns the best typo matches of q, at most want of them. Fewer
+// edits rank first, so when the matches within fewer edits fill the
+// answer, those needing more stay unsearched: the walk for two edits
+// visits many times the nodes of the walk for one.
+func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) {
+	var found []Typo
+	for e := 1; e <= MaxEdits(q.Prefix); e++ {
+		var err error
+		if f, ok := s.store.(TypoFinder); ok {
+			found, err = f.FindTypos(ctx, q, e)
+		} else {
+			found, err = WalkTypos(ctx, s.store, q, e)
+		}
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range found {
+		if len(found) >= want {
+			return found[:want], nil
+		}
+	}
+	return found, nil
+}
+
+// WalkTypos finds typo matches (see TypoFinder) in any store: it walks the
+// trie of the dataset's slugs for the prefixes within maxEdits edits of
+// q.Prefix (see corrections) and searches each of them. It is the
+// reference that a TypoFinder must agree with.
+func WalkTypos(ctx context.Context, s Store, q Query, maxEdits int) ([]Typo, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	nodes, err := corrections(ctx, s, q.Dataset, q.Prefix, maxEdits)
+	if err != nil {
+		return nil, err
+	}
+	best := map[Key]int{} // index into found
+	var found []Typo
+	for _, n := range nodes {
+		cities, err := s.Search(ctx, Query{Dataset: q.Dataset, Prefix: n.prefix, Limit: q.Limit, Countries: q.Countries})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cities {
 			if strings.HasPrefix(c.Slug, q.Prefix) {
-				continue // an exact match, listed already
+				continue // a prefix match, not a typo
 			}
-			h := typoHit{city: c, edits: n.edits, corrected: n.prefix}
+			t := Typo{City: c, Edits: n.edits, Corrected: n.prefix}
 			k := c.Key()
 			if i, dup := best[k]; dup {
-				if compareTypos(&h, &hits[i]) < 0 {
-					hits[i] = h
+				if CompareTypos(&t, &found[i]) < 0 {
+					found[i] = t
 				}
 				continue
 			}
-			best[k] = len(hits)
-			hits = append(hits, h)
+			best[k] = len(found)
+			found = append(found, t)
 		}
 	}
-	slices.SortFunc(hits, func(a, b typoHit) int { return compareTypos(&a, &b) })
-	return hits, nil
+	slices.SortFunc(found, func(a, b Typo) int { return CompareTypos(&a, &b) })
+	if len(found) > q.Limit {
+		found = found[:q.Limit]
+	}
+	return found, nil
 }
 
-// compareTypos orders typo matches: fewer edits, then Compare's rule with
-// the whole-name boost taken against each match's own corrected prefix.
-func compareTypos(a, b *typoHit) int {
-	if a.edits != b.edits {
-		return a.edits - b.edits
+// CompareTypos orders typo matches: fewer edits first, then Compare's rule
+// with the whole-name boost taken against each match's own corrected
+// prefix. So "zuirch" lists Zürich, a whole-name match of "zurich", first.
+func CompareTypos(a, b *Typo) int {
+	if a.Edits != b.Edits {
+		return a.Edits - b.Edits
 	}
-	aw, bw := Weight(a.corrected, a.city.Slug, a.city.Population), Weight(b.corrected, b.city.Slug, b.city.Population)
+	aw, bw := Weight(a.Corrected, a.City.Slug, a.City.Population), Weight(b.Corrected, b.City.Slug, b.City.Population)
 	switch {
 	case aw > bw:
 		return -1
 	case aw < bw:
 		return 1
 	}
-	if ae, be := a.city.Slug == a.corrected, b.city.Slug == b.corrected; ae != be {
+	if ae, be := a.City.Slug == a.Corrected, b.City.Slug == b.Corrected; ae != be {
 		if ae {
 			return -1
 		}
@@ -138,7 +148,7 @@ func compareTypos(a, b *typoHit) int {
 	}
 	// Neither or both are whole-name matches of equal weight: the rest of
 	// Compare's order does not look at the prefix.
-	return Compare("", &a.city, &b.city)
+	return Compare("", &a.City, &b.City)
 }
 
 // correction is a prefix of real slugs within edits of the query.
@@ -153,7 +163,7 @@ type correction struct {
 // maxEdits of the whole query. It does not descend where no extension can
 // come within reach, nor below a node already found unless a descendant
 // could need fewer edits, nor into the query's own exact range.
-func (t *typos) corrections(ctx context.Context, d Dataset, query string, maxEdits int) ([]correction, error) {
+func corrections(ctx context.Context, s Store, d Dataset, query string, maxEdits int) ([]correction, error) {
 	n := len(query)
 	maxDepth := n + maxEdits
 	// rows[k] is the distance row of the node at depth k: one allocation.
@@ -192,7 +202,7 @@ func (t *typos) corrections(ctx context.Context, d Dataset, query string, maxEdi
 			return false
 		}
 		if depth >= n && string(path[:n]) == query {
-			return false // exact matches, found by the plain search
+			return false // prefix matches, found by the plain search
 		}
 		if dist := cur[n]; dist <= maxEdits {
 			out = append(out, correction{prefix: string(path), edits: dist})
@@ -202,30 +212,21 @@ func (t *typos) corrections(ctx context.Context, d Dataset, query string, maxEdi
 		}
 		return depth < maxDepth
 	}
-	if err := t.walkTrie(ctx, d, visit); err != nil {
+	if err := walkTrie(ctx, s, d, visit); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// TrieWalker is implemented by stores that walk the trie of a dataset's
-// slugs themselves, faster than WithTypos can through Extensions.
-type TrieWalker interface {
-	// WalkTrie calls visit with the path of every node below the root,
-	// depth first, children in byte order, and goes below a node only when
-	// visit returns true. visit must not keep path.
-	WalkTrie(ctx context.Context, d Dataset, visit func(path []byte) bool) error
-}
-
 // walkTrie walks with the store's TrieWalker, or else node by node through
 // its Extensions (or Search).
-func (t *typos) walkTrie(ctx context.Context, d Dataset, visit func(path []byte) bool) error {
-	if w, ok := t.s.(TrieWalker); ok {
+func walkTrie(ctx context.Context, s Store, d Dataset, visit func(path []byte) bool) error {
+	if w, ok := s.(TrieWalker); ok {
 		return w.WalkTrie(ctx, d, visit)
 	}
 	var walk func(path []byte) error
 	walk = func(path []byte) error {
-		next, err := t.extensions(ctx, d, string(path))
+		next, err := extensions(ctx, s, d, string(path))
 		if err != nil {
 			return err
 		}
@@ -243,17 +244,17 @@ func (t *typos) walkTrie(ctx context.Context, d Dataset, visit func(path []byte)
 }
 
 // extensions asks the store's Extender, or else Search about every byte.
-func (t *typos) extensions(ctx context.Context, d Dataset, prefix string) ([]byte, error) {
-	if e, ok := t.s.(Extender); ok {
+func extensions(ctx context.Context, s Store, d Dataset, prefix string) ([]byte, error) {
+	if e, ok := s.(Extender); ok {
 		return e.Extensions(ctx, d, prefix)
 	}
 	var out []byte
-	for i := range len(slugAlphabet) {
-		b := slugAlphabet[i]
+	for i := range len(SlugBytes) {
+		b := SlugBytes[i]
 		if prefix == "" && b == '-' {
 			continue
 		}
-		found, err := t.s.Search(ctx, Query{Dataset: d, Prefix: prefix + string(b), Limit: 1})
+		found, err := s.Search(ctx, Query{Dataset: d, Prefix: prefix + string(b), Limit: 1})
 		if err != nil {
 			return nil, err
 		}

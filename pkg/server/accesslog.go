@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,8 +15,8 @@ func (h *handler) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := requestID(r.Header.Get(headerRequestID))
 		w.Header()[headerRequestID] = []string{id}
-		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
-		r = r.WithContext(ctx)
+		r, st := withState(r, id)
+		ctx := r.Context()
 		m := h.ops.metrics
 		logging := h.logger.Enabled(ctx, slog.LevelDebug)
 		if m == nil && !logging {
@@ -35,7 +34,7 @@ func (h *handler) accessLog(next http.Handler) http.Handler {
 			rec.status = http.StatusOK // a handler that writes nothing sends 200
 		}
 		if m != nil {
-			m.observe(r, rec.status, time.Since(start)) // r.Pattern: set by the mux
+			m.observe(r, st, rec.status, time.Since(start)) // r.Pattern: set by the mux
 		}
 		if !logging {
 			return

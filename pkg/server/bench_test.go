@@ -46,7 +46,7 @@ func (w *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 func (w *discardResponse) WriteHeader(status int)      { w.status = status }
 
 func BenchmarkSearch(b *testing.B) {
-	h := server.New(mustStore(b, syntheticCities(20_000)))
+	h := server.New(mustService(b, syntheticCities(20_000)))
 	benchmarks := []struct {
 		name, target string
 		status       int

@@ -36,7 +36,7 @@ func TestSearchCORS(t *testing.T) {
 			if tt.origins != nil {
 				opts = append(opts, server.WithCORS(tt.origins...))
 			}
-			h := server.New(mustStore(t, testCities()), opts...)
+			h := server.New(mustService(t, testCities()), opts...)
 			target := "/search?q=ist"
 			if tt.wantStatus == http.StatusBadRequest {
 				target = "/search?q=is"
@@ -133,12 +133,12 @@ func TestSearchPreflight(t *testing.T) {
 }
 
 func TestSearchCacheControl(t *testing.T) {
-	failing := searcherFunc(func(context.Context, search.Query) ([]search.City, error) {
+	failing := searching(func(context.Context, search.Query) ([]search.City, error) {
 		return nil, search.ErrUnavailable
 	})
 	tests := []struct {
 		name             string
-		searcher         search.Searcher
+		searcher         *search.Service
 		opts             []server.Option
 		target           string
 		wantStatus       int
@@ -158,7 +158,7 @@ func TestSearchCacheControl(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.searcher
 			if s == nil {
-				s = mustStore(t, testCities())
+				s = mustService(t, testCities())
 			}
 			method := http.MethodGet
 			if tt.wantStatus == http.StatusMethodNotAllowed {

@@ -1,28 +1,13 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
-)
-
-// Limits on the q parameter of /search.
-const (
-	// minQueryLetters is how many letters or digits a query needs before it
-	// is worth answering: fewer match too many cities to be useful.
-	minQueryLetters = 3
-	// maxQueryRunes bounds q; no city name comes close.
-	maxQueryRunes = 100
-	// maxCountryBytes bounds the country list: a few dozen names at most.
-	maxCountryBytes = 1000
 )
 
 // Option configures the handler that New builds.
@@ -56,23 +41,23 @@ func WithDemoPage(cfg PageConfig) Option {
 
 // handler holds what the routes share.
 type handler struct {
-	searcher search.Searcher
-	logger   *slog.Logger
-	ops      *ops
+	service *search.Service
+	logger  *slog.Logger
+	ops     *ops
 }
 
-// New returns the HTTP API over searcher:
+// New returns the HTTP API over service:
 //
-//	GET /search?q=…&dataset=small|large&limit=N
+//	GET /search?q=…&dataset=small|large&limit=N&country=…&fuzzy=true|false
 //
 // answers a JSON array of cities, and every error a JSON object
-// {"message": "..."} with a status chosen by one table (see errorResponse).
+// {"message": "..."} with a status chosen by one table (see errorTable).
 // It also answers GET /healthz, GET /readyz (see WithReadiness), OPTIONS
 // /search (see WithCORS) and, with WithMetrics, GET /metrics; every answer
-// carries X-Request-Id. New panics if searcher is nil.
-func New(searcher search.Searcher, opts ...Option) http.Handler {
-	if searcher == nil {
-		panic("server.New: nil searcher")
+// carries X-Request-Id. New panics if service is nil.
+func New(service *search.Service, opts ...Option) http.Handler {
+	if service == nil {
+		panic("server.New: nil service")
 	}
 	var o options
 	for _, opt := range opts {
@@ -82,7 +67,7 @@ func New(searcher search.Searcher, opts ...Option) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{searcher: searcher, logger: slog.New(LogRequestIDs(logger.Handler())).With("component", "server")}
+	h := &handler{service: service, logger: slog.New(LogRequestIDs(logger.Handler())).With("component", "server")}
 	h.ops = newOps(o.ops, h.logger)
 	return h.accessLog(h.routes(o.searchMiddleware, o.page))
 }
@@ -94,11 +79,7 @@ func New(searcher search.Searcher, opts ...Option) http.Handler {
 func (h *handler) routes(searchMiddleware func(http.Handler) http.Handler, page *PageConfig) *http.ServeMux {
 	mux := http.NewServeMux()
 
-	var searchHandler http.Handler = http.HandlerFunc(h.search)
-	if searchMiddleware != nil {
-		searchHandler = searchMiddleware(searchHandler)
-	}
-	mux.Handle(searchPattern, h.searchHeaders(searchHandler))                     // GET also answers HEAD
+	mux.Handle(searchPattern, h.searchHeaders(h.search(searchMiddleware)))        // GET also answers HEAD
 	mux.Handle("OPTIONS /search", h.searchHeaders(http.HandlerFunc(h.preflight))) // CORS, not rate limited
 	mux.Handle("/search", h.methodNotAllowed(searchMethods))
 	h.opsRoutes(mux)
@@ -110,104 +91,66 @@ func (h *handler) routes(searchMiddleware func(http.Handler) http.Handler, page 
 	return mux
 }
 
-// search answers GET /search: decode, call, encode.
-func (h *handler) search(w http.ResponseWriter, r *http.Request) {
-	q, err := parseSearch(r.URL.Query())
+// search answers GET /search: it decodes the parameters, then runs
+// middleware (the rate limiter) and, if that lets the request through,
+// finds the cities and encodes them. Every request counts against the
+// limit, well-formed or not, and the decoded request names the dataset in
+// the metrics even of those the limiter refuses.
+func (h *handler) search(middleware func(http.Handler) http.Handler) http.Handler {
+	var find http.Handler = http.HandlerFunc(h.find)
+	if middleware != nil {
+		find = middleware(find)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateOf(r)
+		st.search, st.decodeErr = decodeSearch(r.URL.Query())
+		st.searched = true
+		find.ServeHTTP(w, r)
+	})
+}
+
+// find answers a decoded search.
+func (h *handler) find(w http.ResponseWriter, r *http.Request) {
+	st := stateOf(r)
+	if st.decodeErr != nil {
+		h.fail(w, r, st.decodeErr)
+		return
+	}
+	res, err := h.service.Find(r.Context(), st.search)
 	if err != nil {
+		h.ops.storeFailed(st.search.Dataset, err)
 		h.fail(w, r, err)
 		return
 	}
-	cities := []search.City{}
-	// A query can hold three letters that fold to nothing (unidecode knows no
-	// ASCII for "𠀀𠀁𠀂"); it matches no city, and the store rejects an empty prefix.
-	if q.Prefix != "" {
-		cities, err = h.searcher.Search(r.Context(), q)
-		if err != nil {
-			h.ops.storeFailed(q.Dataset, err)
-			h.fail(w, r, &searchError{query: q, err: err})
-			return
-		}
-		if cities == nil {
-			cities = []search.City{} // the contract says non-nil; the wire must never say null
-		}
-		search.Highlight(cities, q.Prefix)
-	}
 	h.ops.searchSucceeded(w.Header())
-	h.writeJSON(w, http.StatusOK, cities)
+	h.writeJSON(w, http.StatusOK, res.Hits)
 }
 
-// parseSearch checks the parameters of /search and turns them into a query
-// whose Prefix is the folded q (possibly empty, see search).
-func parseSearch(params url.Values) (search.Query, error) {
-	q := search.Query{Dataset: search.Small, Limit: search.DefaultLimit}
-
-	text := params.Get("q")
-	if !utf8.ValidString(text) {
-		return q, badRequest("Query is not valid UTF-8")
+// decodeSearch reads the parameters of /search into a request; the
+// Service checks what they mean. Empty parameters take the defaults.
+func decodeSearch(params url.Values) (search.Request, error) {
+	req := search.Request{
+		Text:      params.Get("q"),
+		Dataset:   search.Dataset(params.Get("dataset")),
+		Limit:     search.DefaultLimit,
+		Countries: params.Get("country"),
+		Fuzzy:     true,
 	}
-	text = strings.TrimSpace(text)
-	if utf8.RuneCountInString(text) > maxQueryRunes {
-		return q, badRequest(fmt.Sprintf("Query is too long: use at most %d characters", maxQueryRunes))
-	}
-	if !hasLetters(text, minQueryLetters) {
-		return q, badRequest(fmt.Sprintf("Enter at least %d letters", minQueryLetters))
-	}
-
-	if name := params.Get("dataset"); name != "" {
-		d, err := search.ParseDataset(name)
-		if err != nil {
-			return q, badRequest(fmt.Sprintf("Unknown dataset %q: use small or large", name))
-		}
-		q.Dataset = d
-	}
-
 	if s := params.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > search.MaxLimit {
-			return q, badRequest(fmt.Sprintf("Invalid limit %q: use a whole number from 1 to %d", s, search.MaxLimit))
-		}
-		q.Limit = n
-	}
-
-	if s := params.Get("country"); s != "" {
-		if !utf8.ValidString(s) || len(s) > maxCountryBytes {
-			return q, badRequest("Invalid country list")
-		}
-		codes, err := search.ParseCountries(s)
-		var unknown *search.UnknownCountryError
-		if errors.As(err, &unknown) {
-			return q, badRequest(fmt.Sprintf("Unknown country %q: use ISO codes such as cl, or English names", unknown.Name))
-		}
 		if err != nil {
-			return q, badRequest("Invalid country list")
+			return req, badRequest(fmt.Sprintf("Invalid limit %q: use a whole number from 1 to %d", s, search.MaxLimit))
 		}
-		q.Countries = codes
+		req.Limit = n
 	}
-
-	q.Fuzzy = true
 	if s := params.Get("fuzzy"); s != "" {
 		fuzzy, err := strconv.ParseBool(s)
 		if err != nil {
-			return q, badRequest(fmt.Sprintf("Invalid fuzzy %q: use true or false", s))
+			return req, badRequest(fmt.Sprintf("Invalid fuzzy %q: use true or false", s))
 		}
-		q.Fuzzy = fuzzy
+		req.Fuzzy = fuzzy
 	}
-
-	q.Prefix = search.Slug(text)
-	return q, nil
-}
-
-// hasLetters reports whether s holds at least n letters or digits; runes,
-// not bytes, so "İst" has three and "a-b" two.
-func hasLetters(s string, n int) bool {
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if n--; n == 0 {
-				return true
-			}
-		}
-	}
-	return n <= 0
+	return req, nil
 }
 
 // notFound answers every path that no route claims.

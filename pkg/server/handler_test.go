@@ -61,22 +61,49 @@ func newCity(id uint32, name, country, code, subcountry string) search.City {
 func mustStore(tb testing.TB, cities []search.City) *memory.Store {
 	tb.Helper()
 	store := memory.New()
-	if _, err := store.Load(tb.Context(), search.Small, &search.SliceReader{Cities: cities}); err != nil {
+	if _, err := store.Load(tb.Context(), search.Small, &search.SliceReader{Cities: cities}, search.LoadOptions{}); err != nil {
 		tb.Fatalf("load small: %v", err)
 	}
 	return store
 }
 
-// searcherFunc adapts a function to search.Searcher.
-type searcherFunc func(ctx context.Context, q search.Query) ([]search.City, error)
+// mustService returns a service over a memory store with cities loaded as
+// the small dataset.
+func mustService(tb testing.TB, cities []search.City) *search.Service {
+	tb.Helper()
+	return search.NewService(mustStore(tb, cities))
+}
 
-func (f searcherFunc) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+// fakeStore is a search.Store whose searches a function answers, for
+// tests of what the handler makes of a store's answers and errors. Its
+// Stats asks the function too; it loads nothing.
+type fakeStore func(ctx context.Context, q search.Query) ([]search.City, error)
+
+func (f fakeStore) Search(ctx context.Context, q search.Query) ([]search.City, error) {
 	return f(ctx, q)
 }
 
-// unreachable is a Searcher for requests that must be answered before the store.
-func unreachable(tb testing.TB) search.Searcher {
-	return searcherFunc(func(_ context.Context, q search.Query) ([]search.City, error) {
+func (f fakeStore) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
+	if _, err := f(ctx, search.Query{Dataset: d, Prefix: "a", Limit: 1}); err != nil {
+		return search.DatasetStats{}, err
+	}
+	return search.DatasetStats{Cities: 1}, nil
+}
+
+func (fakeStore) Load(context.Context, search.Dataset, search.CityReader, search.LoadOptions) (search.LoadStats, error) {
+	return search.LoadStats{}, errors.New("the fake store loads nothing")
+}
+
+func (fakeStore) Close() error { return nil }
+
+// searching returns a service whose store answers with f.
+func searching(f func(ctx context.Context, q search.Query) ([]search.City, error)) *search.Service {
+	return search.NewService(fakeStore(f))
+}
+
+// unreachable is a service for requests that must be answered before the store.
+func unreachable(tb testing.TB) *search.Service {
+	return searching(func(_ context.Context, q search.Query) ([]search.City, error) {
 		tb.Errorf("store asked for %+v", q)
 		return []search.City{}, nil
 	})
@@ -105,7 +132,7 @@ func assertJSON(tb testing.TB, rec *httptest.ResponseRecorder, wantStatus int, w
 }
 
 func TestSearchAnswersMatchingCities(t *testing.T) {
-	h := server.New(mustStore(t, testCities()))
+	h := server.New(mustService(t, testCities()))
 	ist := "[" + matched(istraJSON, 0, 3) + "," + matched(istresJSON, 0, 3) + "," + matched(istanbulJSON, 0, 3) + "]"
 	saoP := "[" + matched(saoPauloJSON, 0, 5) + "]"
 	tests := []struct {
@@ -153,9 +180,9 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"symbols only", "/search?q=!!!", tooShort},
 		{"unknown dataset", "/search?q=ist&dataset=huge", `{"message":"Unknown dataset \"huge\": use small or large"}`},
 		{"dataset names are case sensitive", "/search?q=ist&dataset=Small", `{"message":"Unknown dataset \"Small\": use small or large"}`},
-		{"limit 0", "/search?q=ist&limit=0", `{"message":"Invalid limit \"0\": use a whole number from 1 to 100"}`},
-		{"limit 101", "/search?q=ist&limit=101", `{"message":"Invalid limit \"101\": use a whole number from 1 to 100"}`},
-		{"negative limit", "/search?q=ist&limit=-1", `{"message":"Invalid limit \"-1\": use a whole number from 1 to 100"}`},
+		{"limit 0", "/search?q=ist&limit=0", `{"message":"Invalid limit 0: use a whole number from 1 to 100"}`},
+		{"limit 101", "/search?q=ist&limit=101", `{"message":"Invalid limit 101: use a whole number from 1 to 100"}`},
+		{"negative limit", "/search?q=ist&limit=-1", `{"message":"Invalid limit -1: use a whole number from 1 to 100"}`},
 		{"limit not a number", "/search?q=ist&limit=abc", `{"message":"Invalid limit \"abc\": use a whole number from 1 to 100"}`},
 		{"fractional limit", "/search?q=ist&limit=1.5", `{"message":"Invalid limit \"1.5\": use a whole number from 1 to 100"}`},
 		{"101 letters", "/search?q=" + strings.Repeat("a", 101), `{"message":"Query is too long: use at most 100 characters"}`},
@@ -177,17 +204,17 @@ func TestSearchPassesFoldedQueryToStore(t *testing.T) {
 		name, target string
 		want         search.Query
 	}{
-		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: search.DefaultLimit, Fuzzy: true}},
-		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 10, Fuzzy: true}},
-		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100, Fuzzy: true}},
-		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 10, Fuzzy: true}},
-		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 10, Countries: []string{"cl", "kr"}, Fuzzy: true}},
-		{"typos off", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 10}},
+		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: search.DefaultLimit}},
+		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 10}},
+		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100}},
+		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 10}},
+		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 10, Countries: []string{"cl", "kr"}}},
+		{"typos off: one search", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 10}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []search.Query
-			h := server.New(searcherFunc(func(_ context.Context, q search.Query) ([]search.City, error) {
+			h := server.New(searching(func(_ context.Context, q search.Query) ([]search.City, error) {
 				got = append(got, q)
 				return []search.City{}, nil
 			}))
@@ -206,13 +233,13 @@ func TestSearchErrors(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
-	fail := func(err error) search.Searcher {
-		return searcherFunc(func(context.Context, search.Query) ([]search.City, error) { return nil, err })
+	fail := func(err error) *search.Service {
+		return searching(func(context.Context, search.Query) ([]search.City, error) { return nil, err })
 	}
 
 	tests := []struct {
 		name       string
-		searcher   search.Searcher
+		searcher   *search.Service
 		ctx        context.Context
 		target     string
 		wantStatus int
@@ -221,19 +248,19 @@ func TestSearchErrors(t *testing.T) {
 		wantLog    string // in that line
 	}{
 		{
-			name: "never imported dataset names the import command", searcher: memory.New(),
+			name: "never imported dataset", searcher: search.NewService(memory.New()),
 			target: "/search?q=ist", wantStatus: http.StatusServiceUnavailable,
-			wantBody:  "{\"message\":\"Dataset small is empty: run `cityfinder import --dataset small`\"}",
-			wantLevel: "WARN", wantLog: "dataset small is empty",
+			wantBody:  `{"message":"This dataset is not available yet"}`,
+			wantLevel: "WARN", wantLog: "dataset small: dataset is empty",
 		},
 		{
-			name: "the command names the dataset asked for", searcher: mustStore(t, testCities()),
+			name: "the log names the dataset asked for", searcher: mustService(t, testCities()),
 			target: "/search?q=ist&dataset=large", wantStatus: http.StatusServiceUnavailable,
-			wantBody:  "{\"message\":\"Dataset large is empty: run `cityfinder import --dataset large`\"}",
-			wantLevel: "WARN", wantLog: "dataset large is empty",
+			wantBody:  `{"message":"This dataset is not available yet"}`,
+			wantLevel: "WARN", wantLog: "dataset large: dataset is empty",
 		},
 		{
-			name: "unavailable store", searcher: closed,
+			name: "unavailable store", searcher: search.NewService(closed),
 			target: "/search?q=ist", wantStatus: http.StatusServiceUnavailable,
 			wantBody:  `{"message":"Search is unavailable, try again later"}`,
 			wantLevel: "WARN", wantLog: "store unavailable",
@@ -243,7 +270,7 @@ func TestSearchErrors(t *testing.T) {
 			searcher: fail(fmt.Errorf("read /var/lib/cityfinder/small.db: %w", errors.New("disk on fire"))),
 			target:   "/search?q=ist", wantStatus: http.StatusInternalServerError,
 			wantBody:  `{"message":"internal error"}`,
-			wantLevel: "ERROR", wantLog: `search dataset small for \"ist\" (limit 10): read /var/lib/cityfinder/small.db: disk on fire`,
+			wantLevel: "ERROR", wantLog: `read /var/lib/cityfinder/small.db: disk on fire`,
 		},
 		{
 			name: "store stricter than the contract", searcher: fail(fmt.Errorf("%w: no", search.ErrInvalidQuery)),
@@ -257,14 +284,14 @@ func TestSearchErrors(t *testing.T) {
 			wantLevel: "WARN", wantLog: "context deadline exceeded",
 		},
 		{
-			name: "client gone is not an error", searcher: mustStore(t, testCities()), ctx: canceled,
+			name: "client gone is not an error", searcher: mustService(t, testCities()), ctx: canceled,
 			target: "/search?q=ist", wantStatus: 499,
 			wantBody:  `{"message":"Request canceled"}`,
 			wantLevel: "DEBUG", wantLog: "context canceled",
 		},
 		{
 			name:     "nil result is an empty array",
-			searcher: searcherFunc(func(context.Context, search.Query) ([]search.City, error) { return nil, nil }),
+			searcher: searching(func(context.Context, search.Query) ([]search.City, error) { return nil, nil }),
 			target:   "/search?q=ist", wantStatus: http.StatusOK, wantBody: "[]",
 		},
 	}
@@ -313,7 +340,7 @@ func TestSearchMiddlewareWrapsOnlySearch(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	h := server.New(mustStore(t, testCities()), server.WithSearchMiddleware(mark))
+	h := server.New(mustService(t, testCities()), server.WithSearchMiddleware(mark))
 	tests := []struct {
 		name, method, target string
 		wantStatus           int
@@ -351,7 +378,7 @@ func TestSearchMiddlewareCanReject(t *testing.T) {
 }
 
 func TestNilSearchMiddlewareIsNone(t *testing.T) {
-	h := server.New(mustStore(t, testCities()), server.WithSearchMiddleware(nil))
+	h := server.New(mustService(t, testCities()), server.WithSearchMiddleware(nil))
 	assertJSON(t, do(t, h, http.MethodGet, "/search?q=ist&limit=1"), http.StatusOK, "["+matched(istraJSON, 0, 3)+"]")
 }
 
@@ -419,12 +446,12 @@ func FuzzSearchQuery(f *testing.F) {
 	for _, q := range []string{"ist", "İst", "ıst", "sao p", "SAO_P", "is", "a-b", "!!!", "\xff\xfe\xfd", "𠀀𠀁𠀂", " \u00a0ist\t", strings.Repeat("é", 101)} {
 		f.Add(q)
 	}
-	h := server.New(mustStore(f, testCities()))
+	h := server.New(mustService(f, testCities()))
 	f.Fuzz(func(t *testing.T, q string) {
 		rec := do(t, h, http.MethodGet, "/search?"+url.Values{"q": {q}}.Encode())
 		switch rec.Code {
 		case http.StatusOK:
-			var cities []search.City
+			var cities []search.Hit
 			if err := json.Unmarshal(rec.Body.Bytes(), &cities); err != nil || cities == nil {
 				t.Fatalf("q=%q: 200 body %s is not a JSON array: %v", q, rec.Body, err)
 			}

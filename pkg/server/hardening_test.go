@@ -26,7 +26,7 @@ func assertCleanAnswer(tb testing.TB, what string, rec *httptest.ResponseRecorde
 	}
 	switch {
 	case rec.Code == http.StatusOK:
-		var cities []search.City
+		var cities []search.Hit
 		if err := json.Unmarshal(rec.Body.Bytes(), &cities); err != nil || cities == nil {
 			tb.Errorf("%s: 200 body %.200s is not a JSON array: %v", what, rec.Body, err)
 		}
@@ -45,7 +45,7 @@ func assertCleanAnswer(tb testing.TB, what string, rec *httptest.ResponseRecorde
 // refused with a 400, quickly; none reaches a store as anything but a
 // folded prefix.
 func TestSearchHostileInput(t *testing.T) {
-	h := server.New(search.WithTypos(mustStore(t, testCities())))
+	h := server.New(mustService(t, testCities()))
 	ist := do(t, h, http.MethodGet, "/search?q=ist").Body.String()
 	istanbul := do(t, h, http.MethodGet, "/search?q=istanbul").Body.String()
 	const (
@@ -145,15 +145,18 @@ func TestServerHeaderLimit(t *testing.T) {
 		{"a 1 MB URL gets 431", nil, 1 << 20, http.StatusRequestHeaderFieldsTooLarge, false},
 		{"a 32 KB URL reaches the handler", nil, 32 << 10, http.StatusBadRequest, true},
 		{"a lower limit is honoured", &server.Limits{MaxHeaderBytes: 4 << 10}, 16 << 10, http.StatusRequestHeaderFieldsTooLarge, false},
+		// A zero field keeps the default, where net/http would read "no
+		// limit" (its own 1 MB default for headers).
+		{"zero fields keep the defaults", &server.Limits{WriteTimeout: 7 * time.Second}, 512 << 10, http.StatusRequestHeaderFieldsTooLarge, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var opts []server.ServerOption
+			cfg := server.Config{Addr: "127.0.0.1:0", Handler: server.New(mustService(t, testCities())), Logger: testLogger(t)}
 			if tt.limits != nil {
-				opts = append(opts, server.WithLimits(*tt.limits))
+				cfg.Limits = *tt.limits
 			}
-			srv := server.NewServer("127.0.0.1:0", server.New(mustStore(t, testCities())), testLogger(t), opts...)
-			if err := srv.Listen(); err != nil {
+			srv, err := server.Listen(cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
 			done := startServe(t.Context(), srv)
@@ -170,34 +173,19 @@ func TestServerHeaderLimit(t *testing.T) {
 	}
 }
 
-func TestServerLimits(t *testing.T) {
-	h := http.NotFoundHandler()
-	if got, want := server.NewServer("127.0.0.1:0", h, nil).Limits(), server.DefaultLimits(); got != want {
-		t.Errorf("default limits = %+v, want %+v", got, want)
-	}
-	custom := server.Limits{ReadHeaderTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 3 * time.Second, IdleTimeout: 4 * time.Second, MaxHeaderBytes: 5000}
-	if got := server.NewServer("127.0.0.1:0", h, nil, server.WithLimits(custom)).Limits(); got != custom {
-		t.Errorf("limits = %+v, want %+v", got, custom)
-	}
-	// Zero means "no limit" to net/http; here it keeps the default.
-	partial := server.DefaultLimits()
-	partial.WriteTimeout = 7 * time.Second
-	if got := server.NewServer("127.0.0.1:0", h, nil, server.WithLimits(server.Limits{WriteTimeout: 7 * time.Second})).Limits(); got != partial {
-		t.Errorf("limits = %+v, want %+v", got, partial)
-	}
-	for name, l := range map[string]server.Limits{"defaults": server.DefaultLimits()} {
-		if l.ReadHeaderTimeout <= 0 || l.ReadTimeout <= 0 || l.WriteTimeout <= 0 || l.IdleTimeout <= 0 || l.MaxHeaderBytes <= 0 {
-			t.Errorf("%s %+v: a zero limit is no limit", name, l)
-		}
+func TestDefaultLimitsAreLimits(t *testing.T) {
+	l := server.DefaultLimits()
+	if l.ReadHeaderTimeout <= 0 || l.ReadTimeout <= 0 || l.WriteTimeout <= 0 || l.IdleTimeout <= 0 || l.MaxHeaderBytes <= 0 {
+		t.Errorf("defaults %+v: a zero limit is no limit", l)
 	}
 }
 
 // A client that never finishes its headers is cut off after
 // ReadHeaderTimeout.
 func TestServerReadHeaderTimeout(t *testing.T) {
-	srv := server.NewServer("127.0.0.1:0", server.New(unreachable(t)), testLogger(t),
-		server.WithLimits(server.Limits{ReadHeaderTimeout: 200 * time.Millisecond}))
-	if err := srv.Listen(); err != nil {
+	srv, err := server.Listen(server.Config{Addr: "127.0.0.1:0", Handler: server.New(unreachable(t)), Logger: testLogger(t),
+		Limits: server.Limits{ReadHeaderTimeout: 200 * time.Millisecond}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	done := startServe(t.Context(), srv)
@@ -231,15 +219,15 @@ func FuzzSearchRawQuery(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	h := server.New(search.WithTypos(mustStore(f, testCities())))
+	h := server.New(mustService(f, testCities()))
 	f.Fuzz(func(t *testing.T, rawQuery string) {
 		req := httptest.NewRequest(http.MethodGet, "/search", nil)
 		req.URL.RawQuery = rawQuery
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		// The small dataset is loaded and the large one is not: a 503
-		// naming the import is the only 5xx allowed.
-		if rec.Code == http.StatusServiceUnavailable && strings.Contains(rec.Body.String(), "import --dataset large") {
+		// saying so is the only 5xx allowed.
+		if rec.Code == http.StatusServiceUnavailable && rec.Body.String() == `{"message":"This dataset is not available yet"}` {
 			return
 		}
 		assertCleanAnswer(t, "q="+rawQuery, rec)

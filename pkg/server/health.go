@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -42,22 +41,12 @@ func WithReadiness(checks ...Check) Option {
 }
 
 // DatasetCheck is a required check, named "dataset:<d>", that dataset d of
-// s is loaded and answers: a store that counts its cities (the embedded
-// store) needs a count above 0; any store needs a one-city search to
-// succeed, so that an empty dataset (search.ErrEmptyDataset) or a backing
-// service that is down (search.ErrUnavailable) fails the check.
-func DatasetCheck(s search.Searcher, d search.Dataset) Check {
-	counter, _ := s.(interface{ Count(search.Dataset) int })
+// the service is loaded and its store answers (see search.Store.Stats): an
+// empty dataset (search.ErrEmptyDataset) or a backing service that is down
+// (search.ErrUnavailable) fails it.
+func DatasetCheck(service *search.Service, d search.Dataset) Check {
 	return Check{Name: "dataset:" + string(d), Run: func(ctx context.Context) error {
-		if counter != nil && counter.Count(d) > 0 {
-			return nil
-		}
-		// "zz" begins few names, so that even a store that ranks every
-		// match answers it quickly.
-		_, err := s.Search(ctx, search.Query{Dataset: d, Prefix: "zz", Limit: 1})
-		if err == nil && counter != nil {
-			return search.EmptyDatasetError(d)
-		}
+		_, err := service.Stats(ctx, d)
 		return err
 	}}
 }
@@ -74,8 +63,9 @@ const (
 //	{"status":"unavailable","checks":{"dataset:large":"empty","dataset:small":"ok"},"failed":["dataset:large"]}
 type readyBody struct {
 	Status string `json:"status"`
-	// Checks maps each check to "ok" or what went wrong, in a word that
-	// reveals nothing of the backend (the log has the error itself).
+	// Checks maps each check to "ok" or what went wrong, in a word of
+	// errorTable that reveals nothing of the backend (the log has the
+	// error itself).
 	Checks map[string]string `json:"checks"`
 	Failed []string          `json:"failed,omitempty"`
 }
@@ -94,10 +84,11 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	body := readyBody{Status: readyOK, Checks: make(map[string]string)}
 	status := http.StatusOK
 	for _, res := range h.ops.readiness.run(r.Context()) {
-		body.Checks[res.name] = checkMessage(res.err)
 		if res.err == nil {
+			body.Checks[res.name] = readyOK
 			continue
 		}
+		body.Checks[res.name] = lookupError(res.err).reason
 		body.Failed = append(body.Failed, res.name)
 		switch {
 		case !res.optional:
@@ -108,22 +99,6 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header()["Cache-Control"] = noStore
 	h.writeJSON(w, status, body)
-}
-
-// checkMessage says what a failed check found, for the public body.
-func checkMessage(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, search.ErrEmptyDataset):
-		return "empty"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, search.ErrUnavailable):
-		return "unavailable"
-	default:
-		return "failed"
-	}
 }
 
 // readiness runs the checks and logs when one starts or stops failing, so

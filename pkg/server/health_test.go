@@ -82,16 +82,16 @@ func TestReadyz(t *testing.T) {
 		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"unavailable"},"failed":["dataset:small"]}`},
 		{"a failing optional check degrades but stays ready", []server.Check{
 			{Name: "dataset:small", Run: checkOK}, {Name: "limiter", Run: checkErr(errors.New("dial tcp 10.1.2.3:6379: connection refused")), Optional: true},
-		}, http.StatusOK, `{"status":"degraded","checks":{"dataset:small":"ok","limiter":"failed"},"failed":["limiter"]}`},
+		}, http.StatusOK, `{"status":"degraded","checks":{"dataset:small":"ok","limiter":"error"},"failed":["limiter"]}`},
 		{"required and optional failing: not ready, both named", []server.Check{
 			{Name: "limiter", Run: checkErr(errors.New("down")), Optional: true}, {Name: "dataset:small", Run: checkErr(errors.New("down"))},
-		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"failed","limiter":"failed"},"failed":["limiter","dataset:small"]}`},
+		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"error","limiter":"error"},"failed":["limiter","dataset:small"]}`},
 		{"a check that hangs times out", []server.Check{
 			{Name: "dataset:small", Run: hang}, {Name: "limiter", Run: checkOK},
 		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"timeout","limiter":"ok"},"failed":["dataset:small"]}`},
 		{"a check that panics fails, the server lives on", []server.Check{
 			{Name: "dataset:small", Run: func(context.Context) error { panic("boom") }},
-		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"failed"},"failed":["dataset:small"]}`},
+		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"error"},"failed":["dataset:small"]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,31 +140,20 @@ func TestReadyzLogsChanges(t *testing.T) {
 	}
 }
 
-// counter is a Searcher that counts its cities, like the embedded store.
-type counter struct {
-	search.Searcher
-	counts map[search.Dataset]int
-}
-
-func (c counter) Count(d search.Dataset) int { return c.counts[d] }
-
 func TestDatasetCheck(t *testing.T) {
-	store := mustStore(t, testCities()) // small only; no Count
-	down := searcherFunc(func(context.Context, search.Query) ([]search.City, error) {
+	store := mustService(t, testCities()) // small only
+	down := searching(func(context.Context, search.Query) ([]search.City, error) {
 		return nil, fmt.Errorf("%w: connection refused", search.ErrUnavailable)
 	})
 	tests := []struct {
 		name    string
-		s       search.Searcher
+		s       *search.Service
 		d       search.Dataset
 		wantErr error // nil for ready
 	}{
 		{"a loaded dataset is ready", store, search.Small, nil},
 		{"an empty dataset is not", store, search.Large, search.ErrEmptyDataset},
 		{"a store that is down is not", down, search.Small, search.ErrUnavailable},
-		{"a counted dataset is ready without a search", counter{unreachable(t), map[search.Dataset]int{search.Small: 3}}, search.Small, nil},
-		{"a count of 0 asks the store why", counter{down, nil}, search.Small, search.ErrUnavailable},
-		{"a count of 0 is empty when the store does not say", counter{store, nil}, search.Small, search.ErrEmptyDataset},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

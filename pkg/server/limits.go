@@ -2,11 +2,8 @@ package server
 
 import "time"
 
-// ServerOption configures a Server made by NewServer.
-type ServerOption func(*Server)
-
 // Limits are the timeouts and the header size limit of the http.Server
-// that runs the handler. DefaultLimits gives the values NewServer uses.
+// that runs the handler. DefaultLimits gives the values Listen uses.
 type Limits struct {
 	// ReadHeaderTimeout bounds reading a request's line and headers.
 	ReadHeaderTimeout time.Duration
@@ -24,50 +21,37 @@ type Limits struct {
 	MaxHeaderBytes int
 }
 
-// DefaultLimits returns the limits NewServer applies unless told otherwise:
+// DefaultLimits returns the limits Listen applies unless told otherwise:
 // tight, because an autocomplete request and its answer are small and quick.
 func DefaultLimits() Limits {
 	return Limits{
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      15 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 	}
 }
 
-// WithLimits sets the server's timeouts and header limit. A zero or
-// negative field keeps its default: net/http reads a zero as "no limit",
-// which a server facing the internet must never have.
-func WithLimits(l Limits) ServerOption {
-	return func(s *Server) {
-		hs := s.httpServer
-		if l.ReadHeaderTimeout > 0 {
-			hs.ReadHeaderTimeout = l.ReadHeaderTimeout
-		}
-		if l.ReadTimeout > 0 {
-			hs.ReadTimeout = l.ReadTimeout
-		}
-		if l.WriteTimeout > 0 {
-			hs.WriteTimeout = l.WriteTimeout
-		}
-		if l.IdleTimeout > 0 {
-			hs.IdleTimeout = l.IdleTimeout
-		}
-		if l.MaxHeaderBytes > 0 {
-			hs.MaxHeaderBytes = l.MaxHeaderBytes
-		}
+// withDefaults returns l with DefaultLimits' value in every zero or
+// negative field: net/http reads a zero as "no limit", which a server
+// facing the internet must never have.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = d.ReadHeaderTimeout
 	}
-}
-
-// Limits returns the limits the server applies.
-func (s *Server) Limits() Limits {
-	hs := s.httpServer
-	return Limits{
-		ReadHeaderTimeout: hs.ReadHeaderTimeout,
-		ReadTimeout:       hs.ReadTimeout,
-		WriteTimeout:      hs.WriteTimeout,
-		IdleTimeout:       hs.IdleTimeout,
-		MaxHeaderBytes:    hs.MaxHeaderBytes,
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = d.ReadTimeout
 	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = d.IdleTimeout
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	return l
 }

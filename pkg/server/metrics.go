@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +19,7 @@ import (
 //	cityfinder_http_requests_in_flight                requests being answered
 //	cityfinder_search_duration_seconds{dataset}       histogram of /search answers, 429s included
 //	cityfinder_search_rate_limited_total              /search answers 429
-//	cityfinder_search_store_errors_total{dataset,reason}  failed store searches: empty, unavailable, timeout, invalid, other
+//	cityfinder_search_store_errors_total{dataset,reason}  searches that failed on the server's side: empty, unavailable, timeout, error
 //	cityfinder_check_up{check}                        each readiness check (with WithReadiness), run at each scrape
 //
 // Give each handler a registry of its own (prometheus.NewRegistry, not the
@@ -78,7 +76,7 @@ func newMetrics() *metrics {
 		}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cityfinder_search_store_errors_total",
-			Help: "Searches the store failed, by dataset and reason: empty, unavailable, timeout, invalid or other.",
+			Help: "Searches that failed on the server's side, by dataset and reason: empty, unavailable, timeout or error.",
 		}, []string{"dataset", "reason"}),
 	}
 	for _, d := range search.Datasets {
@@ -92,44 +90,41 @@ func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.requests, m.inFlight, m.searchSeconds, m.rateLimited, m.storeErrors}
 }
 
-// observe counts one answered request; r.Pattern is the route the mux chose.
-func (m *metrics) observe(r *http.Request, status int, elapsed time.Duration) {
+// observe counts one answered request; r.Pattern is the route the mux
+// chose, st what the handler decoded of it.
+func (m *metrics) observe(r *http.Request, st *requestState, status int, elapsed time.Duration) {
 	m.requests.WithLabelValues(routeLabel(r.Pattern), statusLabel(status)).Inc()
-	if r.Pattern != searchPattern {
+	if !st.searched {
 		return
 	}
 	if status == http.StatusTooManyRequests {
 		m.rateLimited.Inc()
 	}
-	m.searchBy[datasetLabel(r.URL.RawQuery)].Observe(elapsed.Seconds())
+	m.searchBy[m.datasetLabel(st.search.Dataset)].Observe(elapsed.Seconds())
 }
 
-// storeFailed counts a store's error for a search of dataset d. A client
-// that left is not the store's fault.
+// datasetLabel is the label of a search of dataset d: its name when it is
+// a known dataset (none means small), else otherDataset, so that clients
+// cannot mint label values.
+func (m *metrics) datasetLabel(d search.Dataset) string {
+	if d == "" {
+		return string(search.Small)
+	}
+	if _, ok := m.searchBy[string(d)]; !ok || d == otherDataset {
+		return otherDataset
+	}
+	return string(d)
+}
+
+// storeFailed counts an error of the Service for a search of dataset d,
+// unless it was the client's fault (an invalid request, a client that
+// left).
 func (p *ops) storeFailed(d search.Dataset, err error) {
-	if p.metrics == nil || errors.Is(err, context.Canceled) {
+	e := lookupError(err)
+	if p.metrics == nil || e.status < http.StatusInternalServerError {
 		return
 	}
-	label := string(d)
-	if _, ok := p.metrics.searchBy[label]; !ok {
-		label = otherDataset
-	}
-	p.metrics.storeErrors.WithLabelValues(label, storeErrorReason(err)).Inc()
-}
-
-func storeErrorReason(err error) string {
-	switch {
-	case errors.Is(err, search.ErrEmptyDataset):
-		return "empty"
-	case errors.Is(err, search.ErrUnavailable):
-		return "unavailable"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, search.ErrInvalidQuery), errors.Is(err, search.ErrUnknownDataset):
-		return "invalid"
-	default:
-		return "other"
-	}
+	p.metrics.storeErrors.WithLabelValues(p.metrics.datasetLabel(d), e.reason).Inc()
 }
 
 // routeLabel turns a ServeMux pattern into the route label: the path
@@ -164,66 +159,22 @@ func statusLabel(status int) string {
 	return strconv.Itoa(status)
 }
 
-// datasetLabel finds the dataset a /search query string asks for, the way
-// url.ParseQuery and parseSearch read it (the first dataset parameter; none
-// or empty means small), without allocating for the usual query: a known
-// dataset's name, or otherDataset.
-func datasetLabel(rawQuery string) string {
-	for rawQuery != "" {
-		var pair string
-		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
-		if pair == "" || strings.Contains(pair, ";") { // ParseQuery skips these
-			continue
-		}
-		key, value, _ := strings.Cut(pair, "=")
-		if strings.ContainsAny(key, "%+") {
-			k, err := url.QueryUnescape(key)
-			if err != nil {
-				continue
-			}
-			key = k
-		}
-		if key != "dataset" {
-			continue
-		}
-		if strings.ContainsAny(value, "%+") {
-			v, err := url.QueryUnescape(value)
-			if err != nil {
-				continue
-			}
-			value = v
-		}
-		if value == "" {
-			return string(search.Small)
-		}
-		for _, d := range search.Datasets {
-			if value == string(d) {
-				return value
-			}
-		}
-		return otherDataset
-	}
-	return string(search.Small)
-}
-
-// DatasetMetrics exports, read from info at each scrape:
+// DatasetMetrics exports, read from the service's Stats at each scrape:
 //
-//	cityfinder_dataset_cities{dataset}                    cities in each dataset (0 when not imported)
-//	cityfinder_dataset_import_timestamp_seconds{dataset}  when the imported dataset was written, Unix time
-//
-// info is typically the embedded store's Info.
-func DatasetMetrics(info func(search.Dataset) (cities int, imported time.Time)) prometheus.Collector {
-	return datasetCollector(info)
+//	cityfinder_dataset_cities{dataset}                    cities in each dataset (0 when not imported or unreadable)
+//	cityfinder_dataset_import_timestamp_seconds{dataset}  when the dataset was imported, Unix time
+func DatasetMetrics(service *search.Service) prometheus.Collector {
+	return datasetCollector{service}
 }
 
 var (
 	datasetCitiesDesc = prometheus.NewDesc("cityfinder_dataset_cities",
-		"Cities in each dataset, 0 when it has not been imported.", []string{"dataset"}, nil)
+		"Cities in each dataset, 0 when it has not been imported or cannot be read.", []string{"dataset"}, nil)
 	datasetImportedDesc = prometheus.NewDesc("cityfinder_dataset_import_timestamp_seconds",
-		"When each imported dataset was written (the snapshot file's modification time), in Unix seconds.", []string{"dataset"}, nil)
+		"When each dataset was imported, in Unix seconds.", []string{"dataset"}, nil)
 )
 
-type datasetCollector func(search.Dataset) (int, time.Time)
+type datasetCollector struct{ service *search.Service }
 
 func (c datasetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- datasetCitiesDesc
@@ -231,12 +182,14 @@ func (c datasetCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c datasetCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
 	for _, d := range search.Datasets {
-		cities, imported := c(d)
-		ch <- prometheus.MustNewConstMetric(datasetCitiesDesc, prometheus.GaugeValue, float64(cities), string(d))
-		if !imported.IsZero() {
+		st, _ := c.service.Stats(ctx, d) // an error reads as 0 cities; cityfinder_check_up says why
+		ch <- prometheus.MustNewConstMetric(datasetCitiesDesc, prometheus.GaugeValue, float64(st.Cities), string(d))
+		if !st.Imported.IsZero() {
 			ch <- prometheus.MustNewConstMetric(datasetImportedDesc, prometheus.GaugeValue,
-				float64(imported.UnixNano())/1e9, string(d))
+				float64(st.Imported.UnixNano())/1e9, string(d))
 		}
 	}
 }

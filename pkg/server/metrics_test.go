@@ -40,20 +40,28 @@ func scrape(tb testing.TB, h http.Handler) string {
 	return rec.Body.String()
 }
 
-func TestMetrics(t *testing.T) {
-	imported := time.Unix(1_700_000_000, 500_000_000)
-	info := func(d search.Dataset) (int, time.Time) {
-		if d == search.Small {
-			return 8, imported
-		}
-		return 0, time.Time{}
+// importedAt is a store whose datasets were all imported at one time.
+type importedAt struct {
+	search.Store
+	at time.Time
+}
+
+func (s importedAt) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
+	st, err := s.Store.Stats(ctx, d)
+	if err == nil {
+		st.Imported = s.at
 	}
+	return st, err
+}
+
+func TestMetrics(t *testing.T) {
 	limiterErrors := int64(3)
+	// small only: large answers 503
+	svc := search.NewService(importedAt{mustStore(t, testCities()), time.Unix(1_700_000_000, 500_000_000)})
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(server.DatasetMetrics(info), server.LimiterMetrics(func() int64 { return limiterErrors }))
-	store := mustStore(t, testCities()) // small only: large answers 503
-	h := server.New(store, server.WithMetrics(reg), server.WithSearchMiddleware(limitQuery),
-		server.WithReadiness(server.DatasetCheck(store, search.Small), server.DatasetCheck(store, search.Large)))
+	reg.MustRegister(server.DatasetMetrics(svc), server.LimiterMetrics(func() int64 { return limiterErrors }))
+	h := server.New(svc, server.WithMetrics(reg), server.WithSearchMiddleware(limitQuery),
+		server.WithReadiness(server.DatasetCheck(svc, search.Small), server.DatasetCheck(svc, search.Large)))
 
 	for _, req := range []struct {
 		method, target string
@@ -118,7 +126,8 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// Store errors are counted by reason; a client that left is not one.
+// Errors on the server's side are counted by reason; a client that left or
+// asked for too much is not one.
 func TestMetricsStoreErrors(t *testing.T) {
 	errs := map[string]error{
 		"unavailable": search.ErrUnavailable,
@@ -128,7 +137,7 @@ func TestMetricsStoreErrors(t *testing.T) {
 		"bug":         errors.New("bug"),
 	}
 	reg := prometheus.NewRegistry()
-	h := server.New(searcherFunc(func(_ context.Context, q search.Query) ([]search.City, error) {
+	h := server.New(searching(func(_ context.Context, q search.Query) ([]search.City, error) {
 		return nil, errs[q.Prefix]
 	}), server.WithMetrics(reg))
 	for q := range errs {
@@ -138,16 +147,15 @@ func TestMetricsStoreErrors(t *testing.T) {
 	for _, want := range []string{
 		`cityfinder_search_store_errors_total{dataset="large",reason="unavailable"} 1`,
 		`cityfinder_search_store_errors_total{dataset="large",reason="timeout"} 1`,
-		`cityfinder_search_store_errors_total{dataset="large",reason="invalid"} 1`,
-		`cityfinder_search_store_errors_total{dataset="large",reason="other"} 1`,
+		`cityfinder_search_store_errors_total{dataset="large",reason="error"} 1`,
 		`cityfinder_http_requests_total{code="500",route="/search"} 1`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	if strings.Contains(body, `reason="canceled"`) {
-		t.Error("a canceled search counted as a store error")
+	if strings.Contains(body, `reason="canceled"`) || strings.Contains(body, `reason="invalid"`) {
+		t.Error("a canceled or invalid search counted as a store error")
 	}
 }
 
@@ -155,8 +163,8 @@ func TestMetricsStoreErrors(t *testing.T) {
 // in one process) stay apart; sharing one is a programming error.
 func TestMetricsRegistryPerHandler(t *testing.T) {
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
-	a := server.New(mustStore(t, testCities()), server.WithMetrics(regA))
-	b := server.New(mustStore(t, testCities()), server.WithMetrics(regB))
+	a := server.New(mustService(t, testCities()), server.WithMetrics(regA))
+	b := server.New(mustService(t, testCities()), server.WithMetrics(regB))
 	do(t, a, http.MethodGet, "/search?q=ist")
 	if body := scrape(t, b); strings.Contains(body, `route="/search"`) {
 		t.Errorf("handler b counted handler a's search:\n%s", body)
@@ -166,7 +174,7 @@ func TestMetricsRegistryPerHandler(t *testing.T) {
 			t.Error("a second handler on the same registry did not panic")
 		}
 	}()
-	server.New(mustStore(t, testCities()), server.WithMetrics(regA))
+	server.New(mustService(t, testCities()), server.WithMetrics(regA))
 }
 
 func TestNoMetricsWithoutRegistry(t *testing.T) {
@@ -176,7 +184,7 @@ func TestNoMetricsWithoutRegistry(t *testing.T) {
 
 // Probes, scrapes and preflights never reach the rate limiter.
 func TestOpsRoutesAreNotRateLimited(t *testing.T) {
-	h := server.New(mustStore(t, testCities()), server.WithMetrics(prometheus.NewRegistry()), server.WithCORS("*"),
+	h := server.New(mustService(t, testCities()), server.WithMetrics(prometheus.NewRegistry()), server.WithCORS("*"),
 		server.WithSearchMiddleware(rejectAll(t, func(r *http.Request) bool { return r.Method == http.MethodGet && r.URL.Path == "/search" })))
 	for _, req := range []struct{ method, target string }{
 		{http.MethodGet, "/healthz"}, {http.MethodGet, "/readyz"}, {http.MethodGet, "/metrics"}, {http.MethodOptions, "/search?q=ist"},
@@ -193,7 +201,7 @@ func TestOpsRoutesAreNotRateLimited(t *testing.T) {
 // BenchmarkSearchInstrumented is BenchmarkSearch's first case with metrics,
 // CORS and caching on, as serve runs it.
 func BenchmarkSearchInstrumented(b *testing.B) {
-	h := server.New(mustStore(b, syntheticCities(20_000)), server.WithMetrics(prometheus.NewRegistry()),
+	h := server.New(mustService(b, syntheticCities(20_000)), server.WithMetrics(prometheus.NewRegistry()),
 		server.WithCORS("*"), server.WithCacheMaxAge(time.Minute))
 	req := httptest.NewRequest(http.MethodGet, "/search?q=ber", nil)
 	w := &discardResponse{header: make(http.Header)}

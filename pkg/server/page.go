@@ -41,7 +41,7 @@ type limitJSON struct {
 }
 
 func newConfigJSON(cfg PageConfig) configJSON {
-	c := configJSON{MinLetters: minQueryLetters, MaxLength: maxQueryRunes}
+	c := configJSON{MinLetters: search.MinQueryLetters, MaxLength: search.MaxQueryRunes}
 	if cfg.SearchMax > 0 && cfg.SearchWindow > 0 {
 		c.Limit = &limitJSON{Max: cfg.SearchMax, WindowSeconds: cfg.SearchWindow.Seconds()}
 	}

@@ -15,7 +15,7 @@ import (
 func demoPage(tb testing.TB, opts ...server.Option) http.Handler {
 	tb.Helper()
 	cfg := server.PageConfig{SearchMax: 5, SearchWindow: 3 * time.Second}
-	return server.New(mustStore(tb, testCities()), append([]server.Option{server.WithDemoPage(cfg)}, opts...)...)
+	return server.New(mustService(tb, testCities()), append([]server.Option{server.WithDemoPage(cfg)}, opts...)...)
 }
 
 // assetLinks are the /static/… URLs that the page links to.

@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
 // headerRequestID carries a request's id, both ways.
@@ -16,15 +19,44 @@ const headerRequestID = "X-Request-Id"
 // W3C trace id 32.
 const maxRequestIDLen = 64
 
-// requestIDKey is the context key of the request id.
-type requestIDKey struct{}
+// stateKey is the context key of a request's state.
+type stateKey struct{}
+
+// requestState is what the handler learns of a request as it answers it,
+// kept in the request's context by accessLog: one allocation holds it all.
+type requestState struct {
+	id string
+	// searched is set once the /search route has decoded the request into
+	// search, or failed to with decodeErr.
+	searched  bool
+	search    search.Request
+	decodeErr error
+}
+
+// withState returns r with a new state of request id in its context.
+func withState(r *http.Request, id string) (*http.Request, *requestState) {
+	st := &requestState{id: id}
+	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st)), st
+}
+
+// stateOf returns the state of r; every request that New's handler serves
+// has one (see accessLog).
+func stateOf(r *http.Request) *requestState {
+	st, _ := r.Context().Value(stateKey{}).(*requestState)
+	if st == nil {
+		return &requestState{}
+	}
+	return st
+}
 
 // RequestID returns the id of the request whose context is ctx, as the
 // X-Request-Id response header and the logs show it; "" outside a request
 // served by New's handler.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if st, _ := ctx.Value(stateKey{}).(*requestState); st != nil {
+		return st.id
+	}
+	return ""
 }
 
 // requestIDs makes ids unique to this process: a random prefix drawn at

@@ -56,7 +56,7 @@ func TestRequestID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			h := server.New(mustStore(t, testCities()), server.WithLogger(logger))
+			h := server.New(mustService(t, testCities()), server.WithLogger(logger))
 			req := httptest.NewRequest(http.MethodGet, "/search?q=ist", nil)
 			if tt.sent != "" {
 				req.Header["X-Request-Id"] = []string{tt.sent}
@@ -96,7 +96,7 @@ func TestRequestIDsAreUnique(t *testing.T) {
 func TestRequestIDOnEveryAnswer(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil)) // Info: no access lines
-	broken := searcherFunc(func(context.Context, search.Query) ([]search.City, error) { return nil, errors.New("bug") })
+	broken := searching(func(context.Context, search.Query) ([]search.City, error) { return nil, errors.New("bug") })
 	limited := server.New(unreachable(t), server.WithSearchMiddleware(rejectAll(t, nil)))
 	failing := server.New(broken, server.WithLogger(logger))
 	for _, tt := range []struct {
@@ -136,7 +136,7 @@ func TestLogRequestIDs(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	h := server.New(mustStore(t, testCities()), server.WithSearchMiddleware(mw))
+	h := server.New(mustService(t, testCities()), server.WithSearchMiddleware(mw))
 	req := httptest.NewRequest(http.MethodGet, "/search?q=ist", nil)
 	req.Header.Set("X-Request-Id", "abc")
 	h.ServeHTTP(httptest.NewRecorder(), req)

@@ -2,9 +2,7 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,66 +12,13 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-// badRequest is a problem with the request that the client can fix; its
-// text is the message the client sees.
-type badRequest string
-
-func (e badRequest) Error() string { return string(e) }
-
-// searchError is a store's error for one query. It keeps the query so that
-// the client's message can name the dataset without repeating the store's
-// own text, and so that the log says which query failed.
-type searchError struct {
-	query search.Query
-	err   error
-}
-
-func (e *searchError) Error() string {
-	return fmt.Sprintf("search dataset %s for %q (limit %d): %v", e.query.Dataset, e.query.Prefix, e.query.Limit, e.err)
-}
-
-func (e *searchError) Unwrap() error { return e.err }
-
-// statusClientClosedRequest is nginx's status for a client that left before
-// the answer was ready. Nobody reads it but the access log.
-const statusClientClosedRequest = 499
-
-// errorResponse is the one place that turns an error into an HTTP status
-// and the message the client sees. Messages never carry an error's own text
-// unless the error was written for the client (badRequest).
-func errorResponse(err error) (status int, message string) {
-	var bad badRequest
-	switch {
-	case errors.As(err, &bad):
-		return http.StatusBadRequest, string(bad)
-	case errors.Is(err, search.ErrEmptyDataset):
-		var se *searchError
-		if errors.As(err, &se) {
-			d := se.query.Dataset
-			return http.StatusServiceUnavailable, fmt.Sprintf("Dataset %s is empty: run `cityfinder import --dataset %s`", d, d)
-		}
-		return http.StatusServiceUnavailable, "Dataset is empty: run `cityfinder import`"
-	case errors.Is(err, search.ErrUnavailable):
-		return http.StatusServiceUnavailable, "Search is unavailable, try again later"
-	case errors.Is(err, search.ErrUnknownDataset), errors.Is(err, search.ErrInvalidQuery):
-		// parseSearch checks the same rules first, so only a store stricter
-		// than the contract gets here; still the query's fault.
-		return http.StatusBadRequest, "Invalid query"
-	case errors.Is(err, context.Canceled):
-		return statusClientClosedRequest, "Request canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, "Search took too long, try again later"
-	default:
-		return http.StatusInternalServerError, "internal error"
-	}
-}
-
-// fail answers r with err's status and message, and logs the errors that
+// fail answers r with err's status and message (see errorTable), and logs the errors that
 // are the server's problem: a bug (500) at Error, a store that is down, empty
 // or slow (503, the operator has something to do) at Warn, a client that
 // left at Debug. Client errors (4xx) show only in the access log.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status, message := errorResponse(err)
+	e := lookupError(err)
+	status, message := e.status, e.message
 	level := slog.LevelWarn
 	switch {
 	case status == statusClientClosedRequest:
@@ -85,7 +30,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	h.logger.LogAttrs(r.Context(), level, "request failed",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("query", r.URL.RawQuery),
 		slog.Int("status", status), slog.Any("error", err))
 	h.writeMessage(w, status, message)
 }
@@ -135,7 +80,7 @@ func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
 type jsonBuffer struct {
 	buf  bytes.Buffer
 	enc  *json.Encoder
-	list []byte // search results, encoded by search.AppendJSON
+	list []byte // search hits, encoded by search.AppendJSON
 }
 
 // maxPooledBuffer keeps the pool from holding on to the rare huge response.
@@ -151,8 +96,8 @@ var jsonBuffers = sync.Pool{New: func() any {
 // encode returns v as JSON without the newline that Encode appends. The
 // bytes are valid until release.
 func (b *jsonBuffer) encode(v any) ([]byte, error) {
-	if cities, ok := v.([]search.City); ok { // the hot path: no reflection
-		b.list = search.AppendJSON(b.list[:0], cities)
+	if hits, ok := v.([]search.Hit); ok { // the hot path: no reflection
+		b.list = search.AppendJSON(b.list[:0], hits)
 		return b.list, nil
 	}
 	b.buf.Reset()

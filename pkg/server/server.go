@@ -14,71 +14,70 @@ import (
 )
 
 // DefaultShutdownTimeout is how long Serve waits for requests in flight
-// once its context is done, when Server.ShutdownTimeout is zero.
+// once its context is done, when Config.ShutdownTimeout is zero.
 const DefaultShutdownTimeout = 10 * time.Second
 
-// Timeouts and limits of the HTTP server. An autocomplete answer is small
-// and quick, so they are tight enough to shed slow or stuck clients.
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 10 * time.Second
-	writeTimeout      = 15 * time.Second
-	idleTimeout       = 60 * time.Second
-	maxHeaderBytes    = 64 << 10
-)
-
-// Server runs a handler on a TCP address: Listen, then Serve until the
-// context is done, then shut down gracefully. Run does both.
-type Server struct {
+// Config says how a Server runs a handler. Zero fields take defaults.
+type Config struct {
+	// Addr is the TCP address to listen on, "host:port"; port 0 picks a
+	// free port (see Server.Addr).
+	Addr string
+	// Handler answers the requests, typically New's.
+	Handler http.Handler
+	// Limits are the http.Server's timeouts and header limit; a zero or
+	// negative field keeps DefaultLimits' value.
+	Limits Limits
 	// ShutdownTimeout bounds how long Serve waits for requests in flight
 	// once its context is done; DefaultShutdownTimeout when zero.
 	ShutdownTimeout time.Duration
-
-	addr       string
-	logger     *slog.Logger
-	httpServer *http.Server
-	ln         net.Listener // set by Listen
+	// Logger hears of the server's life and of net/http's errors; records
+	// carry component=server. Nothing is logged when it is nil.
+	Logger *slog.Logger
 }
 
-// NewServer returns a Server that will serve h on addr ("host:port"; port 0
-// picks a free port, see Addr). A nil logger logs nothing; records carry
-// component=server. Options such as WithLimits tune the http.Server.
-func NewServer(addr string, h http.Handler, logger *slog.Logger, opts ...ServerOption) *Server {
+// Server runs a handler on a TCP address: Listen binds it, Serve answers
+// until its context is done, then shuts down gracefully.
+type Server struct {
+	cfg        Config
+	logger     *slog.Logger
+	httpServer *http.Server
+	ln         net.Listener
+}
+
+// Listen binds cfg.Addr and returns the Server that will serve on it, so
+// that a port in use fails here, at once, rather than in Serve.
+func Listen(cfg Config) (*Server, error) {
+	if cfg.Handler == nil {
+		return nil, errors.New("listen: no handler")
+	}
+	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "server")
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	l := cfg.Limits.withDefaults()
 	s := &Server{
-		addr:   addr,
+		cfg:    cfg,
 		logger: logger,
 		httpServer: &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: readHeaderTimeout,
-			ReadTimeout:       readTimeout,
-			WriteTimeout:      writeTimeout,
-			IdleTimeout:       idleTimeout,
-			MaxHeaderBytes:    maxHeaderBytes,
+			Handler:           cfg.Handler,
+			ReadHeaderTimeout: l.ReadHeaderTimeout,
+			ReadTimeout:       l.ReadTimeout,
+			WriteTimeout:      l.WriteTimeout,
+			IdleTimeout:       l.IdleTimeout,
+			MaxHeaderBytes:    l.MaxHeaderBytes,
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},
 	}
-	for _, opt := range opts {
-		opt(s)
-	}
-	return s
-}
-
-// Listen binds the server's address, so that a port in use fails here, at
-// once, rather than in Serve. After it, Addr tells the bound address.
-func (s *Server) Listen() error {
-	if s.ln != nil {
-		return fmt.Errorf("listen on %s: already listening on %s", s.addr, s.ln.Addr())
-	}
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.addr, listenCause(err))
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, listenCause(err))
 	}
 	s.ln = ln
-	return nil
+	return s, nil
 }
 
 // listenCause strips the "listen tcp ADDR: bind: " prefixes that net adds,
@@ -97,22 +96,14 @@ func listenCause(err error) error {
 }
 
 // Addr returns the address the server listens on, with the port chosen when
-// it asked for port 0; "" before Listen.
-func (s *Server) Addr() string {
-	if s.ln == nil {
-		return ""
-	}
-	return s.ln.Addr().String()
-}
+// it asked for port 0.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Serve answers requests on the address bound by Listen until ctx is done,
 // then shuts down: it stops accepting, waits up to ShutdownTimeout for the
 // requests in flight, and returns nil once they are answered. If they are
 // not answered in time it closes their connections and returns an error.
 func (s *Server) Serve(ctx context.Context) error {
-	if s.ln == nil {
-		return errors.New("serve: Listen was not called")
-	}
 	addr := s.Addr()
 	errc := make(chan error, 1)
 	go func() { errc <- s.httpServer.Serve(s.ln) }()
@@ -124,10 +115,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 
-	timeout := s.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = DefaultShutdownTimeout
-	}
+	timeout := s.cfg.ShutdownTimeout
 	s.logger.Info("shutting down", slog.String("addr", addr), slog.Duration("timeout", timeout))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
@@ -143,27 +131,17 @@ func (s *Server) Serve(ctx context.Context) error {
 	return nil
 }
 
-// Run listens, then serves until ctx is done (see Listen and Serve).
-func (s *Server) Run(ctx context.Context) error {
-	if err := s.Listen(); err != nil {
-		return err
-	}
-	return s.Serve(ctx)
-}
-
 // Close stops the server at once: it closes the listener and every
 // connection without waiting for requests in flight. It is for a server
-// that was made to Listen but will not Serve, and for tests; Serve shuts
-// down gracefully by itself when its context is done.
+// that was made to Listen but will not Serve; Serve shuts down gracefully
+// by itself when its context is done.
 func (s *Server) Close() error {
 	err := s.httpServer.Close()
-	if s.ln != nil {
-		if lerr := s.ln.Close(); lerr != nil && !errors.Is(lerr, net.ErrClosed) && err == nil {
-			err = lerr
-		}
+	if lerr := s.ln.Close(); lerr != nil && !errors.Is(lerr, net.ErrClosed) && err == nil {
+		err = lerr
 	}
 	if err != nil {
-		return fmt.Errorf("close server on %s: %w", s.addr, err)
+		return fmt.Errorf("close server on %s: %w", s.cfg.Addr, err)
 	}
 	return nil
 }

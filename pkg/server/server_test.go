@@ -25,8 +25,8 @@ func testLogger(tb testing.TB) *slog.Logger {
 // mustListen returns a server for h that listens on a free local port.
 func mustListen(tb testing.TB, h http.Handler) *server.Server {
 	tb.Helper()
-	srv := server.NewServer("127.0.0.1:0", h, testLogger(tb))
-	if err := srv.Listen(); err != nil {
+	srv, err := server.Listen(server.Config{Addr: "127.0.0.1:0", Handler: h, Logger: testLogger(tb)})
+	if err != nil {
 		tb.Fatal(err)
 	}
 	return srv
@@ -71,7 +71,7 @@ func mustGet(tb testing.TB, method, url string) (*http.Response, string) {
 }
 
 func TestServerServesUntilContextDone(t *testing.T) {
-	srv := mustListen(t, server.New(mustStore(t, testCities())))
+	srv := mustListen(t, server.New(mustService(t, testCities())))
 	addr := srv.Addr()
 	if addr == "" || strings.HasSuffix(addr, ":0") {
 		t.Fatalf("Addr() = %q, want the bound port", addr)
@@ -97,7 +97,7 @@ func TestServerServesUntilContextDone(t *testing.T) {
 }
 
 func TestServerHeadHasNoBody(t *testing.T) {
-	ts := httptest.NewServer(server.New(mustStore(t, testCities())))
+	ts := httptest.NewServer(server.New(mustService(t, testCities())))
 	defer ts.Close()
 	get, getBody := mustGet(t, http.MethodGet, ts.URL+"/search?q=ist")
 	head, headBody := mustGet(t, http.MethodHead, ts.URL+"/search?q=ist")
@@ -140,7 +140,7 @@ func (s *blockingSearcher) Search(ctx context.Context, q search.Query) ([]search
 
 func TestServerShutdownWaitsForRequestsInFlight(t *testing.T) {
 	store := newBlockingSearcher(t)
-	srv := mustListen(t, server.New(store))
+	srv := mustListen(t, server.New(searching(store.Search)))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := startServe(ctx, srv)
 
@@ -174,8 +174,11 @@ func TestServerShutdownWaitsForRequestsInFlight(t *testing.T) {
 
 func TestServerShutdownTimeout(t *testing.T) {
 	store := newBlockingSearcher(t)
-	srv := mustListen(t, server.New(store))
-	srv.ShutdownTimeout = 50 * time.Millisecond
+	srv, err := server.Listen(server.Config{Addr: "127.0.0.1:0", Handler: server.New(searching(store.Search)),
+		Logger: testLogger(t), ShutdownTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := startServe(ctx, srv)
 
@@ -188,7 +191,7 @@ func TestServerShutdownTimeout(t *testing.T) {
 	<-store.entered
 	cancel()
 
-	err := mustReturn(t, done)
+	err = mustReturn(t, done)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "shut down server on "+srv.Addr()+": ") {
 		t.Errorf("Serve = %v, want a shutdown error wrapping context.DeadlineExceeded", err)
 	}
@@ -198,44 +201,29 @@ func TestServerAddressInUse(t *testing.T) {
 	first := mustListen(t, server.New(unreachable(t)))
 	t.Cleanup(func() { first.Close() })
 
-	second := server.NewServer(first.Addr(), server.New(unreachable(t)), testLogger(t))
-	done := make(chan error, 1)
-	go func() { done <- second.Run(t.Context()) }()
-	err := mustReturn(t, done)
-
+	_, err := server.Listen(server.Config{Addr: first.Addr(), Handler: server.New(unreachable(t))})
 	want := fmt.Sprintf("listen on %s: %v", first.Addr(), syscall.EADDRINUSE)
 	if err == nil || err.Error() != want {
-		t.Errorf("Run = %v, want %q", err, want)
+		t.Errorf("Listen = %v, want %q", err, want)
 	}
 	if !errors.Is(err, syscall.EADDRINUSE) {
-		t.Errorf("Run = %v, want it to wrap syscall.EADDRINUSE", err)
+		t.Errorf("Listen = %v, want it to wrap syscall.EADDRINUSE", err)
 	}
 }
 
-func TestServerRunStopsWhenContextDone(t *testing.T) {
+func TestServerServeStopsWhenContextDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	srv := server.NewServer("127.0.0.1:0", server.New(unreachable(t)), testLogger(t))
-	if err := srv.Run(ctx); err != nil {
-		t.Errorf("Run = %v, want nil", err)
+	srv := mustListen(t, server.New(unreachable(t)))
+	if err := srv.Serve(ctx); err != nil {
+		t.Errorf("Serve = %v, want nil", err)
 	}
 }
 
 func TestServerMisuse(t *testing.T) {
-	t.Run("Serve before Listen", func(t *testing.T) {
-		srv := server.NewServer("127.0.0.1:0", server.New(unreachable(t)), nil)
-		if err := srv.Serve(t.Context()); err == nil {
-			t.Error("Serve = nil, want an error")
-		}
-		if got := srv.Addr(); got != "" {
-			t.Errorf("Addr() = %q before Listen, want \"\"", got)
-		}
-	})
-	t.Run("Listen twice", func(t *testing.T) {
-		srv := mustListen(t, server.New(unreachable(t)))
-		defer srv.Close()
-		if err := srv.Listen(); err == nil {
-			t.Error("second Listen = nil, want an error")
+	t.Run("no handler", func(t *testing.T) {
+		if _, err := server.Listen(server.Config{Addr: "127.0.0.1:0"}); err == nil {
+			t.Error("Listen without a handler = nil, want an error")
 		}
 	})
 	t.Run("Close without Serve frees the port", func(t *testing.T) {
@@ -244,8 +232,8 @@ func TestServerMisuse(t *testing.T) {
 		if err := srv.Close(); err != nil {
 			t.Fatalf("Close = %v", err)
 		}
-		again := server.NewServer(addr, server.New(unreachable(t)), nil)
-		if err := again.Listen(); err != nil {
+		again, err := server.Listen(server.Config{Addr: addr, Handler: server.New(unreachable(t))})
+		if err != nil {
 			t.Fatalf("listen again after Close: %v", err)
 		}
 		again.Close()
@@ -253,8 +241,7 @@ func TestServerMisuse(t *testing.T) {
 }
 
 func TestServerListenErrorsNameTheAddress(t *testing.T) {
-	srv := server.NewServer("127.0.0.1:99999", server.New(unreachable(t)), nil)
-	err := srv.Listen()
+	_, err := server.Listen(server.Config{Addr: "127.0.0.1:99999", Handler: server.New(unreachable(t))})
 	const want = "listen on 127.0.0.1:99999: address 99999: invalid port"
 	if err == nil || err.Error() != want {
 		t.Errorf("Listen = %v, want %q", err, want)

@@ -51,10 +51,10 @@ func startReplica(tb testing.TB, redisURL, prefix string, p limiter.Policy, opts
 	}
 	cities := memory.New()
 	paris := search.City{ID: 2988507, Name: "Paris", Slug: "paris", Country: "France"}
-	if _, err := cities.Load(tb.Context(), search.Small, &search.SliceReader{Cities: []search.City{paris}}); err != nil {
+	if _, err := cities.Load(tb.Context(), search.Small, &search.SliceReader{Cities: []search.City{paris}}, search.LoadOptions{}); err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(cities, server.WithSearchMiddleware(lim.Middleware)))
+	srv := httptest.NewServer(server.New(search.NewService(cities), server.WithSearchMiddleware(lim.Middleware)))
 	tb.Cleanup(srv.Close)
 	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
 		tb.Fatalf("test server on %s, want 127.0.0.1", srv.URL)

@@ -49,7 +49,7 @@ func BenchmarkLoad(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Load(b.Context(), search.Large, &search.SliceReader{Cities: cities}); err != nil {
+		if _, err := s.Load(b.Context(), search.Large, &search.SliceReader{Cities: cities}, search.LoadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func benchmarkStore(b *testing.B) *embedded.Store {
 		return mustOpen(b, dir, embedded.Options{ReloadInterval: -1})
 	}
 	s := mustOpen(b, b.TempDir(), embedded.Options{ReloadInterval: -1})
-	if _, err := s.Load(b.Context(), search.Large, &search.SliceReader{Cities: benchmarkCities(b)}); err != nil {
+	if _, err := s.Load(b.Context(), search.Large, &search.SliceReader{Cities: benchmarkCities(b)}, search.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return s
@@ -112,13 +112,13 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkTypoSearch(b *testing.B) {
 	s := benchmarkStore(b)
 	defer s.Close()
-	typos := search.WithTypos(s)
+	svc := search.NewService(s)
 	for _, prefix := range []string{"zuirch", "sna-francisco", "sna-fransisco", "bathinad", "kaarchi"} {
 		b.Run(prefix, func(b *testing.B) {
-			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10, Fuzzy: true}
+			req := search.Request{Dataset: search.Large, Text: prefix, Limit: 10, Fuzzy: true}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := typos.Search(b.Context(), q); err != nil {
+				if _, err := svc.Find(b.Context(), req); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -391,10 +391,20 @@ func mergeTop(a, b []uint32, n int, cmp func(i, j uint32) int) []uint32 {
 	return out
 }
 
+// build is what a snapshot is built with besides its cities.
+type build struct {
+	// scanLimit is the longest prefix range a query ranks by scanning;
+	// listCap the length of a heavy prefix's precomputed list.
+	scanLimit, listCap int
+	// source is the file the cities come from.
+	source search.Source
+}
+
 // write writes the snapshot with its precomputed prefixes to w, which must
 // be positioned at its start; it seeks back to fill the header last.
-func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, scanLimit, listCap int) error {
-	// Area strings go to the end of the blob.
+func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, b build) error {
+	scanLimit, listCap := b.scanLimit, b.listCap
+	// Area strings, then the source's name, go to the end of the blob.
 	blob := s.blob
 	areaRefs := make([]byte, 0, len(s.areas)*areaSize)
 	for _, a := range s.areas {
@@ -404,6 +414,8 @@ func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, scanLimit, listCa
 			blob = append(blob, f...)
 		}
 	}
+	sourceOff := len(blob)
+	blob = append(blob, b.source.Name...)
 	if uint64(len(blob)) > math.MaxUint32 {
 		return fmt.Errorf("dataset too large: %d bytes of strings", len(blob))
 	}
@@ -428,6 +440,10 @@ func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, scanLimit, listCa
 	put32(hAreas, uint32(len(s.areas)))
 	put32(hHeavy, uint32(len(heavy)))
 	put32(hScanLimit, uint32(scanLimit))
+	put64(hImported, uint64(time.Now().UnixNano()))
+	put64(hSourceSize, uint64(max(b.source.Size, 0)))
+	put32(hSourceOff, uint32(sourceOff))
+	put32(hSourceLen, uint32(len(b.source.Name)))
 	off := uint64(headerSize)
 	for _, sec := range []struct {
 		field int
@@ -518,7 +534,7 @@ func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error)
 }
 
 // buildFile reads r into a snapshot file at path (which must not exist).
-func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit, listCap int, log *slog.Logger) (search.LoadStats, error) {
+func buildFile(ctx context.Context, r search.CityReader, path string, b build, log *slog.Logger) (search.LoadStats, error) {
 	start := time.Now()
 	lap := func() time.Duration {
 		now := time.Now()
@@ -526,21 +542,21 @@ func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit,
 		start = now
 		return d
 	}
-	b := newBuilder()
-	n, err := readInto(ctx, r, b)
+	bld := newBuilder()
+	n, err := readInto(ctx, r, bld)
 	read := lap()
 	stats := search.LoadStats{Read: n}
 	if err != nil {
 		return stats, err
 	}
-	s, err := b.sorted(ctx)
+	s, err := bld.sorted(ctx)
 	if err != nil {
 		return stats, err
 	}
 	stats.Stored = s.count
-	b = nil // let the unsorted copy go before the lists are built
+	bld = nil // let the unsorted copy go before the lists are built
 	sorted := lap()
-	heavy := s.precompute(scanLimit, listCap)
+	heavy := s.precompute(b.scanLimit, b.listCap)
 	ranked := lap()
 	if err := ctx.Err(); err != nil {
 		return stats, err
@@ -549,7 +565,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, scanLimit,
 	if err != nil {
 		return stats, err
 	}
-	if err := s.write(f, heavy, scanLimit, listCap); err != nil {
+	if err := s.write(f, heavy, b); err != nil {
 		f.Close()
 		return stats, fmt.Errorf("write %s: %w", path, err)
 	}

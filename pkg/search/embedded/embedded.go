@@ -109,40 +109,61 @@ func (s *Store) Path(d search.Dataset) string {
 	return filepath.Join(s.dir, string(d)+FileExt)
 }
 
-// Search implements search.Searcher.
+// Search implements search.Store.
 func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, fmt.Errorf("embedded store: %w: closed", search.ErrUnavailable)
-	}
-	snap := s.snaps[q.Dataset]
-	if snap == nil {
-		if err := s.broken[q.Dataset]; err != nil {
-			return nil, fmt.Errorf("%w: %w (run `cityfinder import --dataset %s`)", search.ErrUnavailable, err, q.Dataset)
-		}
-		return nil, search.EmptyDatasetError(q.Dataset)
+	snap, err := s.snapshot(ctx, q.Dataset)
+	if err != nil {
+		return nil, err
 	}
 	var buf [search.MaxLimit]uint32
 	return snap.cities(snap.find(q.Prefix, q.Countries, q.Limit, buf[:0])), nil
 }
 
-// WalkTrie implements search.TrieWalker.
-func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+// snapshot returns the snapshot of dataset d, or the error the contract
+// asks for. The caller holds s.mu for reading.
+func (s *Store) snapshot(ctx context.Context, d search.Dataset) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
+	}
+	if s.closed {
+		return nil, fmt.Errorf("embedded store: %w: closed", search.ErrUnavailable)
+	}
+	snap := s.snaps[d]
+	if snap == nil {
+		if err := s.broken[d]; err != nil {
+			return nil, &search.DatasetError{Dataset: d, Err: fmt.Errorf("%w: %w", search.ErrUnavailable, err)}
+		}
+		return nil, search.EmptyDatasetError(d)
+	}
+	return snap, nil
+}
+
+// Stats implements search.Store.
+func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return search.DatasetStats{}, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	snap := s.snaps[d]
-	if snap == nil {
-		return search.EmptyDatasetError(d)
+	snap, err := s.snapshot(ctx, d)
+	if err != nil {
+		return search.DatasetStats{}, err
+	}
+	return snap.stats(), nil
+}
+
+// WalkTrie implements search.TrieWalker.
+func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	snap, err := s.snapshot(ctx, d)
+	if err != nil {
+		return err
 	}
 	snap.walkTrie(visit)
 	return nil
@@ -150,43 +171,18 @@ func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path 
 
 // Extensions implements search.Extender.
 func (s *Store) Extensions(ctx context.Context, d search.Dataset, prefix string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	snap := s.snaps[d]
-	if snap == nil {
-		return nil, search.EmptyDatasetError(d)
+	snap, err := s.snapshot(ctx, d)
+	if err != nil {
+		return nil, err
 	}
 	return snap.extensions(prefix, nil), nil
 }
 
-// Count returns how many cities dataset d holds (0 when not imported).
-func (s *Store) Count(d search.Dataset) int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if snap := s.snaps[d]; snap != nil {
-		return snap.count
-	}
-	return 0
-}
-
-// Info returns how many cities dataset d holds and when its snapshot file,
-// as mapped now, was written (0 and the zero time when not imported), for
-// metrics.
-func (s *Store) Info(d search.Dataset) (count int, modTime time.Time) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if snap, fi := s.snaps[d], s.files[d]; snap != nil && fi != nil {
-		return snap.count, fi.ModTime()
-	}
-	return 0, time.Time{}
-}
-
 // Load implements search.Store. Concurrent loads of one dataset, from this
 // process or others, are serialised by a lock file beside the snapshot.
-func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.LoadStats{}, err
 	}
@@ -205,10 +201,16 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 
 	final := s.Path(d)
 	tmp := filepath.Join(s.dir, fmt.Sprintf(".%s%s.tmp-%d", d, FileExt, time.Now().UnixNano()))
-	stats, err := buildFile(ctx, r, tmp, s.opts.ScanLimit, search.MaxLimit, s.log)
+	stats, err := buildFile(ctx, r, tmp, build{scanLimit: s.opts.ScanLimit, listCap: search.MaxLimit, source: opts.Source}, s.log)
 	if err != nil {
 		os.Remove(tmp)
 		return stats, err
+	}
+	if opts.Check != nil {
+		if err := s.check(d, stats, opts.Check); err != nil {
+			os.Remove(tmp)
+			return stats, err
+		}
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		os.Remove(tmp)
@@ -219,6 +221,25 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 		return stats, err
 	}
 	return stats, nil
+}
+
+// check hands the stats of dataset d as it is on disk now, and of the
+// load about to replace it, to the load's Check. The caller holds d's lock
+// file, so no other load can change d meanwhile.
+func (s *Store) check(d search.Dataset, next search.LoadStats, check func(prev search.DatasetStats, next search.LoadStats) error) error {
+	if err := s.reload(d); err != nil {
+		s.log.Warn("read the dataset before replacing it", "dataset", d, "err", err)
+	}
+	var prev search.DatasetStats
+	s.mu.RLock()
+	if snap := s.snaps[d]; snap != nil {
+		prev = snap.stats()
+	}
+	s.mu.RUnlock()
+	if err := check(prev, next); err != nil {
+		return fmt.Errorf("load %s: %w", d, err)
+	}
+	return nil
 }
 
 // removeStale deletes temporary files that a killed load of d left behind.

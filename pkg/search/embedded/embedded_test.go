@@ -54,8 +54,9 @@ func TestBrokenSnapshot(t *testing.T) {
 	s = mustOpen(t, dir, embedded.Options{ReloadInterval: -1})
 	defer s.Close()
 	_, err := s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
-	if !errors.Is(err, search.ErrUnavailable) || !strings.Contains(err.Error(), "cityfinder import --dataset small") {
-		t.Errorf("search of a broken snapshot: err = %v, want ErrUnavailable naming the import", err)
+	var de *search.DatasetError
+	if !errors.Is(err, search.ErrUnavailable) || !strings.Contains(err.Error(), "corrupt") || !errors.As(err, &de) || de.Dataset != search.Small {
+		t.Errorf("search of a broken snapshot: err = %v, want ErrUnavailable saying dataset small is corrupt", err)
 	}
 	storetest.MustLoad(t, s, search.Small, storetest.City("Parla", "Spain", "Madrid", 0))
 	if got := storetest.MustSearch(t, s, search.Small, "par", 10); len(got) != 1 || got[0].Name != "Parla" {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -17,7 +18,8 @@ import (
 // A snapshot file holds one dataset, immutable once written. All integers
 // are little-endian.
 //
-//	header   headerSize bytes: magic, version, counts, section offsets, CRC-32C
+//	header   headerSize bytes: magic, version, counts, section offsets,
+//	         import time, source file, CRC-32C
 //	records  count × recordSize, sorted by slug, ties in rank order
 //	areas    nAreas × areaSize: interned (country, code, subcountry, region)
 //	heavy    nHeavy × heavySize: prefixes with more than scanLimit matches
@@ -31,7 +33,7 @@ import (
 // range.
 const (
 	magic      = "CFSNAP\x00\x01"
-	version    = 2
+	version    = 3
 	headerSize = 128
 	recordSize = 32
 	areaSize   = 32
@@ -54,6 +56,10 @@ const (
 	hBlobLen    = 72
 	hListsLen   = 80
 	hCRC        = 88
+	hImported   = 96  // int64, Unix nanoseconds
+	hSourceSize = 104 // uint64
+	hSourceOff  = 112 // uint32 into blob
+	hSourceLen  = 116 // uint32
 )
 
 // Record field offsets.
@@ -112,6 +118,13 @@ type snapshot struct {
 	count     int
 	listCap   int
 	scanLimit int
+	imported  time.Time
+	source    search.Source
+}
+
+// stats describes the dataset the snapshot holds.
+func (s *snapshot) stats() search.DatasetStats {
+	return search.DatasetStats{Cities: s.count, Imported: s.imported, Source: s.source}
 }
 
 func le32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
@@ -218,6 +231,13 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 		}
 		key := unsafe.String(unsafe.SliceData(s.blob[off:]), int(n)) // aliases data: no copy
 		s.heavy[key] = heavyEntry{exactLo: lo, exactHi: hi, list: list}
+	}
+	if s.source.Name, err = str(le32(data, hSourceOff), le32(data, hSourceLen)); err != nil {
+		return nil, err
+	}
+	s.source.Size = int64(le64(data, hSourceSize))
+	if ns := int64(le64(data, hImported)); ns != 0 {
+		s.imported = time.Unix(0, ns)
 	}
 	s.starts3, s.starts4 = s.gramStarts(3), s.gramStarts(4)
 	s.kids = s.shortChildren()

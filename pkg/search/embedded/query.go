@@ -156,10 +156,6 @@ func (s *snapshot) extensions(prefix string, dst []byte) []byte {
 	return dst
 }
 
-// slugAlphabet is every byte a slug holds, in byte order: trigramSymbol
-// numbers them.
-const slugAlphabet = "-0123456789abcdefghijklmnopqrstuvwxyz"
-
 // shortExtensions answers extensions for prefixes of up to shortPrefixLen
 // bytes from the bit sets of shortChildren.
 func (s *snapshot) shortExtensions(prefix string, dst []byte) []byte {
@@ -168,7 +164,7 @@ func (s *snapshot) shortExtensions(prefix string, dst []byte) []byte {
 		return dst
 	}
 	for set := s.kids[idx]; set != 0; set &= set - 1 {
-		dst = append(dst, slugAlphabet[bits.TrailingZeros64(set)])
+		dst = append(dst, search.SlugBytes[bits.TrailingZeros64(set)]) // trigramSymbol numbers them in this order
 	}
 	return dst
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -18,14 +19,48 @@ import (
 type Store struct {
 	mu       sync.RWMutex
 	closed   bool
-	datasets map[search.Dataset][]search.City // sorted by slug
+	datasets map[search.Dataset]*dataset
+}
+
+type dataset struct {
+	cities []search.City // sorted by slug
+	stats  search.DatasetStats
 }
 
 var _ search.Store = (*Store)(nil)
 
 // New returns an empty Store.
 func New() *Store {
-	return &Store{datasets: make(map[search.Dataset][]search.City)}
+	return &Store{datasets: make(map[search.Dataset]*dataset)}
+}
+
+// get returns dataset d, or the error that the contract asks for.
+func (s *Store) get(ctx context.Context, d search.Dataset) (*dataset, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("memory store: %w: closed", search.ErrUnavailable)
+	}
+	ds, ok := s.datasets[d]
+	if !ok {
+		return nil, search.EmptyDatasetError(d)
+	}
+	return ds, nil
+}
+
+// Stats implements search.Store.
+func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return search.DatasetStats{}, err
+	}
+	ds, err := s.get(ctx, d)
+	if err != nil {
+		return search.DatasetStats{}, err
+	}
+	return ds.stats, nil
 }
 
 // Search implements search.Searcher by scanning the slug range of the prefix.
@@ -33,19 +68,11 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	ds, err := s.get(ctx, q.Dataset)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	cities, ok := s.datasets[q.Dataset]
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
-		return nil, fmt.Errorf("memory store: %w: closed", search.ErrUnavailable)
-	}
-	if !ok {
-		return nil, search.EmptyDatasetError(q.Dataset)
-	}
+	cities := ds.cities
 	lo, _ := slices.BinarySearchFunc(cities, q.Prefix, func(c search.City, p string) int {
 		return strings.Compare(c.Slug, p)
 	})
@@ -67,7 +94,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 
 // Load implements search.Store: it builds the new dataset aside and swaps it
 // in under the lock, so readers see the old or the new one.
-func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.LoadStats{}, err
 	}
@@ -80,7 +107,18 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 	if s.closed {
 		return stats, fmt.Errorf("memory store: %w: closed", search.ErrUnavailable)
 	}
-	s.datasets[d] = cities
+	if opts.Check != nil {
+		var prev search.DatasetStats
+		if old := s.datasets[d]; old != nil {
+			prev = old.stats
+		}
+		if err := opts.Check(prev, stats); err != nil {
+			return stats, fmt.Errorf("load %s: %w", d, err)
+		}
+	}
+	s.datasets[d] = &dataset{cities: cities, stats: search.DatasetStats{
+		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
+	}}
 	return stats, nil
 }
 

@@ -61,6 +61,17 @@ type metaDoc struct {
 	Count      int64         `bson:"count"`
 	Read       int64         `bson:"read"`
 	ImportedAt time.Time     `bson:"imported_at"`
+	SourceName string        `bson:"source_name,omitempty"`
+	SourceSize int64         `bson:"source_size,omitempty"`
+}
+
+// stats describes the dataset that m heads.
+func (m *metaDoc) stats() search.DatasetStats {
+	return search.DatasetStats{
+		Cities:   int(m.Count),
+		Imported: m.ImportedAt,
+		Source:   search.Source{Name: m.SourceName, Size: m.SourceSize},
+	}
 }
 
 func newCityDoc(c *search.City, gen bson.ObjectID) cityDoc {

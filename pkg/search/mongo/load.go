@@ -30,7 +30,7 @@ const (
 // loads of one dataset through one Store run one after the other; across
 // processes the later one drops the earlier one's staging collection, and
 // the earlier one then fails, leaving the dataset to the later one.
-func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.LoadStats{}, err
 	}
@@ -40,7 +40,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	start := time.Now()
-	stats, err := s.load(ctx, d, r)
+	stats, err := s.load(ctx, d, r, opts)
 	if err != nil {
 		return stats, s.fail(ctx, "load dataset "+string(d), err)
 	}
@@ -49,7 +49,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 	return stats, nil
 }
 
-func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
 	if err := s.dropStaging(ctx, d); err != nil {
 		return search.LoadStats{}, err
 	}
@@ -57,7 +57,7 @@ func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader)
 	staging := s.db.Collection(stagingPrefix(d) + gen.Hex())
 	stats, err := s.fill(ctx, staging, gen, r)
 	if err == nil {
-		err = s.finish(ctx, staging, d, gen, stats)
+		err = s.finish(ctx, staging, d, gen, stats, opts)
 	}
 	if err != nil {
 		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -212,10 +212,11 @@ func (s *Store) settleDuplicates(ctx context.Context, coll *mongo.Collection, ch
 }
 
 // finish completes a filled staging collection and swaps it in.
-func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats) error {
+func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats, opts search.LoadOptions) error {
 	meta := metaDoc{
 		ID: metaID, Gen: gen, Schema: schemaVersion, Dataset: string(d),
 		Count: int64(stats.Stored), Read: int64(stats.Read), ImportedAt: time.Now().UTC(),
+		SourceName: opts.Source.Name, SourceSize: opts.Source.Size,
 	}
 	if _, err := staging.InsertOne(ctx, meta); err != nil {
 		return fmt.Errorf("write the dataset document: %w", err)
@@ -245,6 +246,19 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 	if want := int64(stats.Stored) + 1; n != want {
 		return fmt.Errorf("staging collection %s holds %d documents, want %d: was another import of dataset %s running?",
 			staging.Name(), n, want, d)
+	}
+	if opts.Check != nil {
+		var prev search.DatasetStats
+		m, err := s.currentMeta(ctx, d)
+		if err != nil {
+			return fmt.Errorf("read the current dataset: %w", err)
+		}
+		if m != nil {
+			prev = m.stats()
+		}
+		if err := opts.Check(prev, stats); err != nil {
+			return err
+		}
 	}
 	return s.swap(ctx, staging.Name(), d)
 }

@@ -184,27 +184,36 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Count returns how many cities dataset d holds: 0 when it was never
-// imported.
-func (s *Store) Count(ctx context.Context, d search.Dataset) (int, error) {
+// Stats implements search.Store: it reads the dataset document.
+func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
 	if _, err := search.ParseDataset(string(d)); err != nil {
-		return 0, err
+		return search.DatasetStats{}, err
 	}
 	if err := s.check(ctx); err != nil {
-		return 0, err
+		return search.DatasetStats{}, err
 	}
 	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
+	m, err := s.currentMeta(qctx, d)
+	if err != nil {
+		return search.DatasetStats{}, s.fail(ctx, "read dataset "+string(d), err)
+	}
+	if m == nil {
+		return search.DatasetStats{}, search.EmptyDatasetError(d)
+	}
+	return m.stats(), nil
+}
+
+// currentMeta reads the dataset document of dataset d where searches would
+// find it (see readOrder); nil when d was never loaded.
+func (s *Store) currentMeta(ctx context.Context, d search.Dataset) (*metaDoc, error) {
 	for _, name := range readOrder(d) {
-		m, err := s.readMeta(qctx, s.db.Collection(name))
-		if err != nil {
-			return 0, s.fail(ctx, "count dataset "+string(d), err)
-		}
-		if m != nil {
-			return int(m.Count), nil
+		m, err := s.readMeta(ctx, s.db.Collection(name))
+		if err != nil || m != nil {
+			return m, err
 		}
 	}
-	return 0, nil
+	return nil, nil
 }
 
 // check fails when ctx is done or the store closed.

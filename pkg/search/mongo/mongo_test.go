@@ -122,7 +122,7 @@ func TestLoadDropsLeftoverStaging(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	r := &cancelingReader{cities: []search.City{storetest.City("Parla", "Spain", "Madrid", 0), storetest.City("Parma", "Italy", "", 0)}, cancel: cancel}
-	if _, err := s.Load(ctx, search.Small, r); !errors.Is(err, context.Canceled) {
+	if _, err := s.Load(ctx, search.Small, r, search.LoadOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted load: err = %v, want context.Canceled", err)
 	}
 	want := []string{mongo.CollectionName(search.Small)}
@@ -142,8 +142,8 @@ func TestLoadDropsLeftoverStaging(t *testing.T) {
 	if got := collections(); !slices.Equal(got, want) {
 		t.Errorf("collections after the next load: %q, want only %q", got, want)
 	}
-	if n, err := s.Count(t.Context(), search.Small); err != nil || n != 1 {
-		t.Errorf("Count = %d, %v; want 1", n, err)
+	if st, err := s.Stats(t.Context(), search.Small); err != nil || st.Cities != 1 {
+		t.Errorf("Stats = %+v, %v; want 1 city", st, err)
 	}
 }
 
@@ -170,19 +170,6 @@ func names(cities []search.City) []string {
 	return out
 }
 
-func TestCount(t *testing.T) {
-	uri := mongotest.URI(t)
-	s := mustOpen(t, uri, mongo.Options{})
-	defer s.Close()
-	if n, err := s.Count(t.Context(), search.Large); err != nil || n != 0 {
-		t.Errorf("Count before a load = %d, %v; want 0", n, err)
-	}
-	storetest.MustLoad(t, s, search.Large, storetest.City("Paris", "France", "A8", 1), storetest.City("Paris", "France", "A8", 2), storetest.City("Lyon", "France", "B9", 3))
-	if n, err := s.Count(t.Context(), search.Large); err != nil || n != 2 {
-		t.Errorf("Count = %d, %v; want 2", n, err)
-	}
-}
-
 // An unreachable server fails a search and a load within the connect
 // timeout, with search.ErrUnavailable and a message that names the server
 // without its password.
@@ -197,11 +184,11 @@ func TestUnreachable(t *testing.T) {
 	_, err = s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
 	checkUnavailable(t, "search", err, start)
 	start = time.Now()
-	_, err = s.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{storetest.City("Paris", "France", "", 0)}})
+	_, err = s.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{storetest.City("Paris", "France", "", 0)}}, search.LoadOptions{})
 	checkUnavailable(t, "load", err, start)
 	start = time.Now()
-	_, err = s.Count(t.Context(), search.Small)
-	checkUnavailable(t, "count", err, start)
+	_, err = s.Stats(t.Context(), search.Small)
+	checkUnavailable(t, "stats", err, start)
 }
 
 func checkUnavailable(t *testing.T, op string, err error, start time.Time) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/memory"
@@ -23,6 +24,8 @@ type Opener func(t *testing.T) search.Store
 // Run runs every conformance subtest against stores made by open.
 func Run(t *testing.T, open Opener) {
 	t.Run("unloaded dataset is empty", func(t *testing.T) { testUnloaded(t, open) })
+	t.Run("stats describe the loaded dataset", func(t *testing.T) { testStats(t, open) })
+	t.Run("check can refuse a load", func(t *testing.T) { testCheck(t, open) })
 	t.Run("invalid queries are rejected", func(t *testing.T) { testInvalid(t, open) })
 	t.Run("ranks without population", func(t *testing.T) { testRankNoPopulation(t, open) })
 	t.Run("ranks by population with exact boost", func(t *testing.T) { testRankPopulation(t, open) })
@@ -34,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("matches the reference store", func(t *testing.T) { testReference(t, open) })
 	t.Run("filters by country", func(t *testing.T) { testCountries(t, open) })
 	t.Run("finds typos", func(t *testing.T) { testTypos(t, open) })
+	t.Run("typo finder agrees with the walk", func(t *testing.T) { testTypoFinder(t, open) })
 }
 
 // City builds a test city with its slug.
@@ -44,7 +48,7 @@ func City(name, country, subcountry string, population int64) search.City {
 // MustLoad loads cities into dataset d or fails the test.
 func MustLoad(t testing.TB, s search.Store, d search.Dataset, cities ...search.City) search.LoadStats {
 	t.Helper()
-	stats, err := s.Load(context.Background(), d, &search.SliceReader{Cities: cities})
+	stats, err := s.Load(context.Background(), d, &search.SliceReader{Cities: cities}, search.LoadOptions{})
 	if err != nil {
 		t.Fatalf("load %d cities into %s: %v", len(cities), d, err)
 	}
@@ -52,7 +56,7 @@ func MustLoad(t testing.TB, s search.Store, d search.Dataset, cities ...search.C
 }
 
 // MustSearch runs a query or fails the test.
-func MustSearch(t testing.TB, s search.Searcher, d search.Dataset, prefix string, limit int) []search.City {
+func MustSearch(t testing.TB, s search.Store, d search.Dataset, prefix string, limit int) []search.City {
 	t.Helper()
 	got, err := s.Search(context.Background(), search.Query{Dataset: d, Prefix: prefix, Limit: limit})
 	if err != nil {
@@ -93,9 +97,80 @@ func testUnloaded(t *testing.T, open Opener) {
 		if !errors.Is(err, search.ErrEmptyDataset) {
 			t.Errorf("search %s before any load: err = %v, want ErrEmptyDataset", d, err)
 		}
-		if err != nil && !strings.Contains(err.Error(), "cityfinder import --dataset "+string(d)) {
-			t.Errorf("error %q does not name the import command", err)
+		var de *search.DatasetError
+		if errors.As(err, &de) && de.Dataset != d {
+			t.Errorf("search %s before any load: the error names dataset %s", d, de.Dataset)
 		}
+		if _, err := s.Stats(t.Context(), d); !errors.Is(err, search.ErrEmptyDataset) {
+			t.Errorf("stats of %s before any load: err = %v, want ErrEmptyDataset", d, err)
+		}
+	}
+	if _, err := s.Stats(t.Context(), "huge"); !errors.Is(err, search.ErrUnknownDataset) {
+		t.Errorf("stats of an unknown dataset: err = %v, want ErrUnknownDataset", err)
+	}
+}
+
+func testStats(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	src := search.Source{Name: "world-cities.csv", Size: 1329857}
+	before := time.Now().Add(-time.Second) // a server's clock may differ a little
+	cities := []search.City{City("Paris", "France", "Ile-de-France", 0), City("Parma", "Italy", "Emilia-Romagna", 0),
+		City("Paris", "France", "Ile-de-France", 0)}
+	if _, err := s.Load(t.Context(), search.Small, &search.SliceReader{Cities: cities}, search.LoadOptions{Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now().Add(time.Second)
+	got, err := s.Stats(t.Context(), search.Small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Cities != 2 || got.Source != src {
+		t.Errorf("stats = %+v, want 2 cities from %+v", got, src)
+	}
+	if got.Imported.Before(before) || got.Imported.After(after) {
+		t.Errorf("imported at %v, want between %v and %v", got.Imported, before, after)
+	}
+	if _, err := s.Stats(t.Context(), search.Large); !errors.Is(err, search.ErrEmptyDataset) {
+		t.Errorf("stats of the other dataset: err = %v, want ErrEmptyDataset", err)
+	}
+	MustLoad(t, s, search.Small, City("Parla", "Spain", "Madrid", 0))
+	if got, err := s.Stats(t.Context(), search.Small); err != nil || got.Cities != 1 || got.Source != (search.Source{}) {
+		t.Errorf("after a second load without a source: %+v, %v; want 1 city and no source", got, err)
+	}
+}
+
+func testCheck(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	var prevs []search.DatasetStats
+	var nexts []search.LoadStats
+	record := func(prev search.DatasetStats, next search.LoadStats) error {
+		prevs, nexts = append(prevs, prev), append(nexts, next)
+		return nil
+	}
+	first := []search.City{City("Paris", "France", "Ile-de-France", 0), City("Parma", "Italy", "Emilia-Romagna", 0)}
+	if _, err := s.Load(t.Context(), search.Small, &search.SliceReader{Cities: first}, search.LoadOptions{Check: record}); err != nil {
+		t.Fatal(err)
+	}
+	if len(prevs) != 1 || prevs[0].Cities != 0 || nexts[0] != (search.LoadStats{Read: 2, Stored: 2}) {
+		t.Fatalf("check of the first load saw %+v and %+v, want an empty dataset and 2 read, 2 stored", prevs, nexts)
+	}
+	refuse := errors.New("too few cities")
+	check := func(prev search.DatasetStats, next search.LoadStats) error {
+		if prev.Cities != 2 || next.Stored != 1 {
+			return fmt.Errorf("check saw %+v and %+v, want 2 cities and 1 stored", prev, next)
+		}
+		return refuse
+	}
+	_, err := s.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{City("Parla", "Spain", "Madrid", 0)}},
+		search.LoadOptions{Check: check})
+	if !errors.Is(err, refuse) {
+		t.Errorf("load refused by its check: err = %v, want %v", err, refuse)
+	}
+	if got := names(MustSearch(t, s, search.Small, "par", 10)); !slices.Equal(got, []string{"Paris (France/Ile-de-France)", "Parma (Italy/Emilia-Romagna)"}) {
+		t.Errorf("after a refused load: %q, want the old dataset", got)
+	}
+	if st, err := s.Stats(t.Context(), search.Small); err != nil || st.Cities != 2 {
+		t.Errorf("stats after a refused load: %+v, %v; want the old 2 cities", st, err)
 	}
 }
 
@@ -119,7 +194,7 @@ func testInvalid(t *testing.T, open Opener) {
 			}
 		})
 	}
-	if _, err := s.Load(t.Context(), "huge", &search.SliceReader{}); !errors.Is(err, search.ErrUnknownDataset) {
+	if _, err := s.Load(t.Context(), "huge", &search.SliceReader{}, search.LoadOptions{}); !errors.Is(err, search.ErrUnknownDataset) {
 		t.Errorf("load into unknown dataset: err = %v, want ErrUnknownDataset", err)
 	}
 }
@@ -278,7 +353,7 @@ func testFailedLoad(t *testing.T, open Opener) {
 		{"city without name", t.Context(), &search.SliceReader{Cities: []search.City{City("Parla", "Spain", "Madrid", 0), {Slug: "x"}}}, search.ErrInvalidCity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := s.Load(tc.ctx, search.Small, tc.r); !errors.Is(err, tc.want) {
+			if _, err := s.Load(tc.ctx, search.Small, tc.r, search.LoadOptions{}); !errors.Is(err, tc.want) {
 				t.Errorf("load: err = %v, want %v", err, tc.want)
 			}
 			if got := names(MustSearch(t, s, search.Small, "par", 10)); !slices.Equal(got, []string{"Paris (France/Ile-de-France)"}) {
@@ -479,7 +554,7 @@ func testTypos(t *testing.T, open Opener) {
 		CountryCity("San Francisco", "United States", "us", 864816),
 		CountryCity("San Fernando", "Chile", "cl", 49519),
 	)
-	typos := search.WithTypos(s)
+	svc := search.NewService(s)
 	for _, tc := range []struct {
 		name      string
 		prefix    string
@@ -497,17 +572,90 @@ func testTypos(t *testing.T, open Opener) {
 		{"country filter drops a typo match", "zuirch", true, []string{"es"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := typos.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Fuzzy: tc.fuzzy, Countries: tc.countries})
+			got, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.prefix, Limit: 10, Fuzzy: tc.fuzzy, Countries: strings.Join(tc.countries, ",")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var gotNames []string
-			for _, c := range got {
-				gotNames = append(gotNames, c.Name)
+			for _, h := range got.Hits {
+				gotNames = append(gotNames, h.Name)
 			}
 			if !slices.Equal(gotNames, tc.want) {
 				t.Errorf("%q: got %q, want %q", tc.prefix, gotNames, tc.want)
 			}
 		})
 	}
+}
+
+// typoQueries returns n deterministic misspellings of prefixes of the
+// cities' slugs: from 5 to 14 letters, with one or two random edits.
+func typoQueries(cities []search.City, n int) []string {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const letters = "abcdefghijklmnorstuz-"
+	out := make([]string, 0, n)
+	for len(out) < n {
+		slug := cities[rng.IntN(len(cities))].Slug
+		if len(slug) < 5 {
+			continue
+		}
+		q := []byte(slug[:5+rng.IntN(min(len(slug), 14)-4)])
+		for range 1 + rng.IntN(2) {
+			i := rng.IntN(len(q))
+			switch rng.IntN(4) {
+			case 0:
+				q[i] = letters[rng.IntN(len(letters))]
+			case 1:
+				q = slices.Insert(q, i, letters[rng.IntN(len(letters))])
+			case 2:
+				q = slices.Delete(q, i, i+1)
+			default:
+				if i+1 < len(q) {
+					q[i], q[i+1] = q[i+1], q[i]
+				}
+			}
+		}
+		if p := search.Slug(string(q)); len(p) >= 5 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// testTypoFinder holds a store's own typo index to the walk that every
+// store can do: same cities, same order, same corrections.
+func testTypoFinder(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	finder, ok := s.(search.TypoFinder)
+	if !ok {
+		t.Skip("the store has no typo index of its own: the Service walks its trie")
+	}
+	cities := ReferenceCities(2000)
+	MustLoad(t, s, search.Large, cities...)
+	for i, p := range typoQueries(cities, 600) {
+		q := search.Query{Dataset: search.Large, Prefix: p, Limit: []int{1, 10, search.MaxLimit}[i%3]}
+		if i%5 == 0 {
+			q.Countries = []string{"cl", "es"}
+		}
+		for edits := 1; edits <= 2; edits++ {
+			want, err := search.WalkTypos(t.Context(), s, q, edits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := finder.FindTypos(t.Context(), q, edits)
+			if err != nil {
+				t.Fatalf("%+v, %d edits: %v", q, edits, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q limit %d countries %q, %d edits:\n got %v\nwant %v", p, q.Limit, q.Countries, edits, typoNames(got), typoNames(want))
+			}
+		}
+	}
+}
+
+func typoNames(typos []search.Typo) []string {
+	out := make([]string, len(typos))
+	for i, t := range typos {
+		out[i] = fmt.Sprintf("%s (%s, %d via %s)", t.City.Name, t.City.Country, t.Edits, t.Corrected)
+	}
+	return out
 }

@@ -1,0 +1,172 @@
+package search
+
+import (
+	"context"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on the text of a Request.
+const (
+	// MinQueryLetters is how many letters or digits a query needs before
+	// it is worth answering: fewer match too many cities to be useful.
+	MinQueryLetters = 3
+	// MaxQueryRunes bounds a query; no city name comes close.
+	MaxQueryRunes = 100
+	// maxCountryBytes bounds a country list: a few dozen names at most.
+	maxCountryBytes = 1000
+)
+
+// Request is one question as a person asked it, before any checking.
+type Request struct {
+	// Dataset is the dataset to search; "" means Small.
+	Dataset Dataset
+	// Text is the query as typed: it is trimmed, checked and folded.
+	Text string
+	// Limit is how many cities to return at most, 1..MaxLimit: the edges
+	// fill in DefaultLimit when the person did not say.
+	Limit int
+	// Countries, when not empty, keeps only cities of these countries: a
+	// comma-separated list of ISO codes or English names, as
+	// ParseCountries reads it.
+	Countries string
+	// Fuzzy adds typo matches after the prefix matches (see MaxEdits).
+	Fuzzy bool
+}
+
+// Result is the answer to a Request.
+type Result struct {
+	// Dataset is the dataset that was searched.
+	Dataset Dataset
+	// Prefix is the folded query that the cities matched; empty when the
+	// text folds to nothing, and then Hits is empty.
+	Prefix string
+	// Hits are the cities found, best first; never nil.
+	Hits []Hit
+}
+
+// Hit is one city of a Result, with what the query matched in it.
+type Hit struct {
+	City
+	// Match is the span of Name that the query matched.
+	Match Span
+	// Edits is how many typos were corrected to match: 0 for a prefix
+	// match, which always ranks before typo matches.
+	Edits int
+}
+
+// Service answers the questions people type: it validates and folds a
+// Request once, asks the store for the prefix matches, adds typo matches
+// when they are wanted and the prefix matches do not fill the answer, and
+// fills the match spans. It is safe for concurrent use.
+type Service struct {
+	store Store
+}
+
+// NewService returns a Service over store. It panics if store is nil.
+func NewService(store Store) *Service {
+	if store == nil {
+		panic("search.NewService: nil store")
+	}
+	return &Service{store: store}
+}
+
+// Find answers req. Errors: ErrInvalidQuery (an *InvalidError, whose
+// Message can be shown to the person who asked) for a request that cannot
+// be answered as given, ErrUnknownDataset for an unknown dataset name, and
+// the store's errors (see Store.Search).
+func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
+	q, err := req.query()
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Dataset: q.Dataset, Prefix: q.Prefix}
+	// A query can hold three letters that fold to nothing (unidecode knows
+	// no ASCII for "𠀀𠀁𠀂"): it matches no city.
+	if q.Prefix == "" {
+		res.Hits = []Hit{}
+		return res, nil
+	}
+	cities, err := s.store.Search(ctx, q)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Hits = make([]Hit, len(cities), q.Limit)
+	for i, c := range cities {
+		res.Hits[i] = Hit{City: c, Match: MatchSpan(c.Name, len(q.Prefix))}
+	}
+	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit {
+		return res, nil
+	}
+	typos, err := s.typos(ctx, q, q.Limit-len(res.Hits))
+	if err != nil {
+		return Result{}, err
+	}
+	for _, t := range typos {
+		res.Hits = append(res.Hits, Hit{
+			City:  t.City,
+			Match: MatchSpan(t.City.Name, min(len(t.Corrected), len(t.City.Slug))),
+			Edits: t.Edits,
+		})
+	}
+	return res, nil
+}
+
+// Stats describes dataset d (see Store.Stats).
+func (s *Service) Stats(ctx context.Context, d Dataset) (DatasetStats, error) {
+	if _, err := ParseDataset(string(d)); err != nil {
+		return DatasetStats{}, err
+	}
+	return s.store.Stats(ctx, d)
+}
+
+// query checks req and turns it into a store query, folding the text.
+func (req Request) query() (Query, error) {
+	q := Query{Dataset: req.Dataset, Limit: req.Limit}
+	if q.Dataset == "" {
+		q.Dataset = Small
+	}
+	if _, err := ParseDataset(string(q.Dataset)); err != nil {
+		return q, err
+	}
+	text := req.Text
+	if !utf8.ValidString(text) {
+		return q, invalid("q", "Query is not valid UTF-8")
+	}
+	text = strings.TrimSpace(text)
+	if utf8.RuneCountInString(text) > MaxQueryRunes {
+		return q, invalid("q", "Query is too long: use at most %d characters", MaxQueryRunes)
+	}
+	if !hasLetters(text, MinQueryLetters) {
+		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
+	}
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return q, invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
+	}
+	if list := req.Countries; list != "" {
+		if !utf8.ValidString(list) || len(list) > maxCountryBytes {
+			return q, invalid("country", "Invalid country list")
+		}
+		codes, err := ParseCountries(list)
+		if err != nil {
+			return q, err
+		}
+		q.Countries = codes
+	}
+	q.Prefix = Slug(text)
+	return q, nil
+}
+
+// hasLetters reports whether s holds at least n letters or digits; runes,
+// not bytes, so "İst" has three and "a-b" two.
+func hasLetters(s string, n int) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if n--; n == 0 {
+				return true
+			}
+		}
+	}
+	return n <= 0
+}
