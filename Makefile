@@ -53,17 +53,19 @@ browser:
 # dataset (generated once into $$CITYFINDER_BENCH_CACHE, default ~/.cache).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) run ./internal/benchtable -bin $(BIN)
+	$(GO) run ./tools/benchtable -bin $(BIN)
+
+# Every fuzz target, as directory:function.
+FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzAppendJSON \
+	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow \
+	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery
 
 FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzSlug$$' -fuzztime $(FUZZTIME) ./pkg/search
-	$(GO) test -run '^$$' -fuzz '^FuzzOKFNRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
-	$(GO) test -run '^$$' -fuzz '^FuzzMaxMindRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
-	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) ./pkg/server
-	$(GO) test -run '^$$' -fuzz '^FuzzSearchRawQuery$$' -fuzztime $(FUZZTIME) ./pkg/server
-	$(GO) test -run '^$$' -fuzz '^FuzzMatchSpan$$' -fuzztime $(FUZZTIME) ./pkg/search
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSON$$' -fuzztime $(FUZZTIME) ./pkg/search
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+	done
 
 # What CI runs: every fuzz target for 20 s.
 fuzz-ci:
@@ -75,7 +77,7 @@ fuzz-ci:
 # `make test`. The dataset is generated once into $$CITYFINDER_BENCH_CACHE
 # (default ~/.cache/cityfinder-bench), shared with `make bench`.
 loadtest: build
-	$(GO) run ./internal/loadtest -bin $(BIN)
+	$(GO) run ./tools/loadtest -bin $(BIN)
 
 lint:
 	$(GO) vet ./...
