@@ -448,7 +448,8 @@ func FuzzSearchQuery(f *testing.F) {
 	}
 	h := server.New(mustService(f, testCities()))
 	f.Fuzz(func(t *testing.T, q string) {
-		rec := do(t, h, http.MethodGet, "/search?"+url.Values{"q": {q}}.Encode())
+		// Typos off: every city found then starts with the folded query.
+		rec := do(t, h, http.MethodGet, "/search?fuzzy=false&"+url.Values{"q": {q}}.Encode())
 		switch rec.Code {
 		case http.StatusOK:
 			var cities []search.Hit
