@@ -49,7 +49,7 @@ test: $(FERRETDB)
 browser:
 	$(GO) test -count=1 -run '^TestBrowser' -v ./cmd/cityfinder
 
-# Micro-benchmarks, then the table of issue 3's figures on the full-size large
+# Micro-benchmarks, then the performance table (docs/performance.md) on the full-size large
 # dataset (generated once into $$CITYFINDER_BENCH_CACHE, default ~/.cache).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...

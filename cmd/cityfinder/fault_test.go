@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cityfinder/cityfinder/internal/mongotest"
+	"github.com/cityfinder/cityfinder/internal/poll"
 	"github.com/cityfinder/cityfinder/internal/shareddata"
 )
 
@@ -82,14 +83,10 @@ func TestImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for readOffset(cmd.Process.Pid, big) < fi.Size()/2 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the import did not read half its file within 60 s")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !poll.Within(60*time.Second, func() bool { return readOffset(cmd.Process.Pid, big) >= fi.Size()/2 }) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the import did not read half its file within 60 s")
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -174,14 +171,10 @@ func TestMongoImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
 	}
 	// Rows stream into the staging collection as the file is read, so
 	// half the file read is half the rows inserted.
-	deadline := time.Now().Add(2 * time.Minute)
-	for readOffset(cmd.Process.Pid, big) < fi.Size()/2 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("the import did not read half its file within 2 minutes")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !poll.Within(2*time.Minute, func() bool { return readOffset(cmd.Process.Pid, big) >= fi.Size()/2 }) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the import did not read half its file within 2 minutes")
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

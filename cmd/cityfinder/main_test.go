@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/internal/poll"
 	"github.com/cityfinder/cityfinder/internal/shareddata"
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -281,18 +282,14 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Until(t, 5*time.Second, "serve to answer on "+addr, func() bool {
 		resp, err := http.Get("http://" + addr + "/") // not rate limited
 		if err == nil {
 			resp.Body.Close()
-			return "http://" + addr
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not answer on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
+	return "http://" + addr
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -368,17 +365,10 @@ func TestServeSeesReimport(t *testing.T) {
 		}
 	})
 	mustRunCLI(t, "import", "--file", second, "--data-dir", dir)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, "serve to answer with the re-imported dataset", func() bool {
 		_, body := get(t, base+"/search?q=par")
-		if strings.Contains(body, "Parla") && !strings.Contains(body, "Paris") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve still answers %s 10s after the re-import", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return strings.Contains(body, "Parla") && !strings.Contains(body, "Paris")
+	})
 	close(stop)
 	wg.Wait()
 	select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cityfinder/cityfinder/internal/mongotest"
+	"github.com/cityfinder/cityfinder/internal/poll"
 	"github.com/cityfinder/cityfinder/internal/shareddata"
 )
 
@@ -107,14 +108,13 @@ func TestMongoServeSurvivesServerRestart(t *testing.T) {
 // pollUntil GETs url until done(status) or timeout, and returns the last answer.
 func pollUntil(t *testing.T, url string, timeout time.Duration, done func(int) bool) (int, string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		code, body := get(t, url)
-		if done(code) || time.Now().After(deadline) {
-			return code, body
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var code int
+	var body string
+	poll.Within(timeout, func() bool {
+		code, body = get(t, url)
+		return done(code)
+	})
+	return code, body
 }
 
 // An unreachable MongoDB fails import and query within 5s, with a message

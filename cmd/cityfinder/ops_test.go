@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/internal/poll"
 	"github.com/cityfinder/cityfinder/internal/syncbuf"
 )
 
@@ -323,7 +324,7 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 	}()
 
 	// The start waits out one Redis ping; then serve answers.
-	waitFor(t, 20*time.Second, "serve to answer", func() bool {
+	poll.Until(t, 20*time.Second, "serve to answer", func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
@@ -351,7 +352,7 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 	}()
 	// In flight: the search and the scrape that sees it.
 	inFlight := regexp.MustCompile(`(?m)^cityfinder_http_requests_in_flight 2$`)
-	waitFor(t, redisTimeout/2, "the search to be in flight", func() bool {
+	poll.Until(t, redisTimeout/2, "the search to be in flight", func() bool {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			return false
@@ -365,7 +366,7 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 	}
 
 	// The listener closes at once, while the search is still running.
-	waitFor(t, redisTimeout/2, "the listener to close", func() bool {
+	poll.Until(t, redisTimeout/2, "the listener to close", func() bool {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
@@ -399,18 +400,5 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("serve's log lacks %s", want)
 		}
-	}
-}
-
-// waitFor polls cond every 20ms until it holds, failing the test after
-// timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
