@@ -21,23 +21,53 @@ import (
 // Opener returns a new, empty store for one subtest; the suite closes it.
 type Opener func(t *testing.T) search.Store
 
-// Run runs every conformance subtest against stores made by open.
-func Run(t *testing.T, open Opener) {
-	t.Run("unloaded dataset is empty", func(t *testing.T) { testUnloaded(t, open) })
-	t.Run("stats describe the loaded dataset", func(t *testing.T) { testStats(t, open) })
-	t.Run("check can refuse a load", func(t *testing.T) { testCheck(t, open) })
-	t.Run("invalid queries are rejected", func(t *testing.T) { testInvalid(t, open) })
-	t.Run("ranks without population", func(t *testing.T) { testRankNoPopulation(t, open) })
-	t.Run("ranks by population with exact boost", func(t *testing.T) { testRankPopulation(t, open) })
-	t.Run("keeps every field", func(t *testing.T) { testFields(t, open) })
-	t.Run("drops duplicates keeping the most populous", func(t *testing.T) { testDuplicates(t, open) })
-	t.Run("load replaces the dataset", func(t *testing.T) { testReplace(t, open) })
-	t.Run("failed load keeps the old dataset", func(t *testing.T) { testFailedLoad(t, open) })
-	t.Run("searches during a load see old or new", func(t *testing.T) { testConcurrentLoad(t, open) })
-	t.Run("matches the reference store", func(t *testing.T) { testReference(t, open) })
-	t.Run("filters by country", func(t *testing.T) { testCountries(t, open) })
-	t.Run("finds typos", func(t *testing.T) { testTypos(t, open) })
-	t.Run("typo finder agrees with the walk", func(t *testing.T) { testTypoFinder(t, open) })
+// Option tunes the suite for one backend.
+type Option func(*config)
+
+type config struct {
+	referenceQueries int // 0: all
+}
+
+// ReferenceQueries makes "matches the reference store" check only n of its
+// queries (about 1,500), spread evenly over them. It is for a stand-in
+// server that reads every document for every query (FerretDB), where the
+// whole set takes minutes; a real backend runs them all.
+func ReferenceQueries(n int) Option {
+	return func(c *config) { c.referenceQueries = n }
+}
+
+// Run runs every conformance subtest against stores made by open, in
+// parallel: each subtest opens a store of its own.
+func Run(t *testing.T, open Opener, opts ...Option) {
+	var c config
+	for _, opt := range opts {
+		opt(&c)
+	}
+	for _, st := range []struct {
+		name string
+		test func(*testing.T, Opener)
+	}{
+		{"unloaded dataset is empty", testUnloaded},
+		{"stats describe the loaded dataset", testStats},
+		{"check can refuse a load", testCheck},
+		{"invalid queries are rejected", testInvalid},
+		{"ranks without population", testRankNoPopulation},
+		{"ranks by population with exact boost", testRankPopulation},
+		{"keeps every field", testFields},
+		{"drops duplicates keeping the most populous", testDuplicates},
+		{"load replaces the dataset", testReplace},
+		{"failed load keeps the old dataset", testFailedLoad},
+		{"searches during a load see old or new", testConcurrentLoad},
+		{"matches the reference store", func(t *testing.T, open Opener) { testReference(t, open, c.referenceQueries) }},
+		{"filters by country", testCountries},
+		{"finds typos", testTypos},
+		{"typo finder agrees with the walk", testTypoFinder},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			st.test(t, open)
+		})
+	}
 }
 
 // City builds a test city with its slug.
@@ -448,7 +478,7 @@ func ReferenceCities(n int) []search.City {
 	return out
 }
 
-func testReference(t *testing.T, open Opener) {
+func testReference(t *testing.T, open Opener, sample int) {
 	s := openStore(t, open)
 	ref := memory.New()
 	defer ref.Close()
@@ -472,23 +502,35 @@ func testReference(t *testing.T, open Opener) {
 			}
 		}
 	})
+	var queries []search.Query
 	for _, p := range keys {
 		for _, q := range []search.Query{
 			{Limit: 1}, {Limit: 10}, {Limit: search.MaxLimit},
 			{Limit: 10, Countries: []string{"cl"}}, {Limit: search.MaxLimit, Countries: []string{"no", "es"}},
 		} {
 			q.Dataset, q.Prefix = search.Large, p
-			want, err := ref.Search(t.Context(), q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := s.Search(t.Context(), q)
-			if err != nil {
-				t.Fatalf("%+v: %v", q, err)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", p, q.Limit, q.Countries, names(got), names(want))
-			}
+			queries = append(queries, q)
+		}
+	}
+	if sample > 0 && sample < len(queries) {
+		step := float64(len(queries)) / float64(sample)
+		picked := make([]search.Query, sample)
+		for i := range picked {
+			picked[i] = queries[int(float64(i)*step)]
+		}
+		queries = picked
+	}
+	for _, q := range queries {
+		want, err := ref.Search(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Search(t.Context(), q)
+		if err != nil {
+			t.Fatalf("%+v: %v", q, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", q.Prefix, q.Limit, q.Countries, names(got), names(want))
 		}
 	}
 }
