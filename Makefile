@@ -60,6 +60,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSlug$$' -fuzztime $(FUZZTIME) ./pkg/search
 	$(GO) test -run '^$$' -fuzz '^FuzzOKFNRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
 	$(GO) test -run '^$$' -fuzz '^FuzzMaxMindRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
+	$(GO) test -run '^$$' -fuzz '^FuzzGeoNamesRow$$' -fuzztime $(FUZZTIME) ./pkg/importer
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) ./pkg/server
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchRawQuery$$' -fuzztime $(FUZZTIME) ./pkg/server
 	$(GO) test -run '^$$' -fuzz '^FuzzMatchSpan$$' -fuzztime $(FUZZTIME) ./pkg/search
