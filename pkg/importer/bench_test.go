@@ -49,12 +49,12 @@ func reportRows(b *testing.B, rows int) {
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
 
-func benchmarkReader(b *testing.B, d search.Dataset, data []byte) {
+func benchmarkFormat(b *testing.B, f importer.Format, data []byte) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	rows := 0
 	for b.Loop() {
-		r, err := newReader(d, bytes.NewReader(data), importer.ReaderOptions{})
+		r, err := newFormatReader(f, bytes.NewReader(data), importer.ReaderOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func benchmarkReader(b *testing.B, d search.Dataset, data []byte) {
 // BenchmarkMaxMindReader is the large import's parsing and decoding, to be
 // read next to BenchmarkBareCSV: the budget is 3× its time.
 func BenchmarkMaxMindReader(b *testing.B) {
-	benchmarkReader(b, search.Large, maxmindBenchFile(b))
+	benchmarkFormat(b, importer.FormatMaxMind, maxmindBenchFile(b))
 }
 
 // BenchmarkBareCSV is a bare encoding/csv read loop over the same bytes as
@@ -102,7 +102,7 @@ func BenchmarkBareCSV(b *testing.B) {
 }
 
 func BenchmarkOKFNReader(b *testing.B) {
-	benchmarkReader(b, search.Small, mustLoad(b, "world-cities.csv"))
+	benchmarkFormat(b, importer.FormatOKFN, mustLoad(b, "world-cities.csv"))
 }
 
 // BenchmarkImportLarge is the whole import of the compressed file into the
@@ -124,4 +124,10 @@ func BenchmarkImportLarge(b *testing.B) {
 		rows += sum.Read
 	}
 	reportRows(b, rows)
+}
+
+// BenchmarkGeoNamesReader reads the GeoNames cities1000 dump as cities:
+// alternate names split and deduplicated, countries named.
+func BenchmarkGeoNamesReader(b *testing.B) {
+	benchmarkFormat(b, importer.FormatGeoNames, mustLoad(b, "geonames-cities1000.txt.gz"))
 }

@@ -11,10 +11,16 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-// fuzzRows feeds header+rows to the dataset's reader and checks that it never
-// panics, that every city it returns is storable, and that the counts add up.
-func fuzzRows(t *testing.T, d search.Dataset, header string, rows []byte, strict bool) {
-	r, err := newReader(d, bytes.NewReader(append([]byte(header), rows...)), importer.ReaderOptions{Strict: strict})
+// fuzzRows feeds header+rows to the format's reader and checks that it
+// never panics, that every city it returns is storable, that the counts add
+// up and that messages stay short and printable.
+func fuzzRows(t *testing.T, f importer.Format, header string, rows []byte, strict bool) {
+	fuzzReader(t, f, header, rows, strict, newFormatReader)
+}
+
+func fuzzReader(t *testing.T, f importer.Format, header string, rows []byte, strict bool,
+	open func(importer.Format, io.Reader, importer.ReaderOptions) (rowReader, error)) {
+	r, err := open(f, bytes.NewReader(append([]byte(header), rows...)), importer.ReaderOptions{Strict: strict})
 	if err != nil {
 		t.Fatalf("header rejected: %v", err)
 	}
@@ -28,6 +34,7 @@ func fuzzRows(t *testing.T, d search.Dataset, header string, rows []byte, strict
 			if !strict || !errors.Is(err, importer.ErrMalformedRow) {
 				t.Fatalf("Read: %v", err)
 			}
+			mustBeShortAndSafe(t, err.Error())
 			break
 		}
 		n++
@@ -45,9 +52,10 @@ func fuzzRows(t *testing.T, d search.Dataset, header string, rows []byte, strict
 		t.Fatalf("%d rows, %d cities, %d rejected, %d kept: counts do not add up", st.Rows, n, st.Rejected, len(st.Rejections))
 	}
 	for _, re := range st.Rejections {
-		if re.Line < 2 || re.Reason == "" || !utf8.ValidString(re.Reason) {
+		if re.Line < 2 || re.Reason == "" {
 			t.Fatalf("rejection %+v", re)
 		}
+		mustBeShortAndSafe(t, re.Error())
 	}
 }
 
@@ -65,7 +73,7 @@ func FuzzOKFNRow(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, rows []byte, strict bool) {
-		fuzzRows(t, search.Small, "name,country,subcountry,geonameid\n", rows, strict)
+		fuzzRows(t, importer.FormatOKFN, "name,country,subcountry,geonameid\n", rows, strict)
 	})
 }
 
@@ -84,6 +92,48 @@ func FuzzMaxMindRow(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, rows []byte, strict bool) {
-		fuzzRows(t, search.Large, "Country,City,AccentCity,Region,Population,Latitude,Longitude\n", rows, strict)
+		fuzzRows(t, importer.FormatMaxMind, "Country,City,AccentCity,Region,Population,Latitude,Longitude\n", rows, strict)
 	})
 }
+
+func FuzzGeoNamesRow(f *testing.F) {
+	for _, s := range []string{
+		kolnRow().String(),
+		kolnRow().with("alternatenames", " a, ,b,a,,").with("population", "").with("country code", "").String(),
+		kolnRow().with("geonameid", "4294967296").String() + kolnRow().first(18) + "\r\n",
+		kolnRow().with("latitude", "-.5").with("longitude", "NaN").String(),
+		kolnRow().with("name", "K\xf6ln").with("country code", "de").String(),
+		kolnRow().with("name", "---").with("population", "-1").String(),
+		"\n" + kolnRow().with("country code", "D1").first(19),
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, rows []byte, strict bool) {
+		fuzzReader(t, importer.FormatGeoNames, kolnRow().String(), rows, strict, newTidyPlaceReader(t))
+	})
+}
+
+// tidyPlaces reads places, checks each with mustBeTidy, and returns them as
+// cities.
+type tidyPlaces struct {
+	tb testing.TB
+	r  *importer.GeoNamesReader
+}
+
+func newTidyPlaceReader(tb testing.TB) func(importer.Format, io.Reader, importer.ReaderOptions) (rowReader, error) {
+	return func(_ importer.Format, r io.Reader, opts importer.ReaderOptions) (rowReader, error) {
+		gr, err := importer.NewGeoNamesReader(r, opts)
+		return &tidyPlaces{tb: tb, r: gr}, err
+	}
+}
+
+func (p *tidyPlaces) Read() (search.City, error) {
+	pl, err := p.r.Read()
+	if err != nil {
+		return search.City{}, err
+	}
+	mustBeTidy(p.tb, pl)
+	return pl.City(), nil
+}
+
+func (p *tidyPlaces) Stats() importer.ReadStats { return p.r.Stats() }

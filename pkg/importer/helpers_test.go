@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -21,12 +22,23 @@ type rowReader interface {
 	Stats() importer.ReadStats
 }
 
-// newReader returns the reader of dataset d over r.
+// newReader returns the reader of dataset d's usual format over r.
 func newReader(d search.Dataset, r io.Reader, opts importer.ReaderOptions) (rowReader, error) {
 	if d == search.Small {
-		return importer.NewOKFNReader(r, opts)
+		return newFormatReader(importer.FormatOKFN, r, opts)
 	}
-	return importer.NewMaxMindReader(r, opts)
+	return newFormatReader(importer.FormatMaxMind, r, opts)
+}
+
+// newFormatReader returns the city reader of format f over r.
+func newFormatReader(f importer.Format, r io.Reader, opts importer.ReaderOptions) (rowReader, error) {
+	switch f {
+	case importer.FormatOKFN:
+		return importer.NewOKFNReader(r, opts)
+	case importer.FormatMaxMind:
+		return importer.NewMaxMindReader(r, opts)
+	}
+	return importer.NewGeoNamesCityReader(r, opts)
 }
 
 // mustReadFile reads every city of a dataset file, gzip or not.
@@ -80,13 +92,21 @@ func (r *onceReader) Read(p []byte) (int, error) {
 // findCity returns the first city named name.
 func findCity(tb testing.TB, cities []search.City, name string) search.City {
 	tb.Helper()
-	for _, c := range cities {
-		if c.Name == name {
-			return c
+	return findFirst(tb, cities, fmt.Sprintf("city named %q", name), func(c *search.City) bool { return c.Name == name })
+}
+
+// findFirst returns the first of items that match accepts; what describes
+// the item sought.
+func findFirst[T any](tb testing.TB, items []T, what string, match func(*T) bool) T {
+	tb.Helper()
+	for i := range items {
+		if match(&items[i]) {
+			return items[i]
 		}
 	}
-	tb.Fatalf("no city named %q among %d", name, len(cities))
-	return search.City{}
+	tb.Fatalf("no %s among %d", what, len(items))
+	var zero T
+	return zero
 }
 
 func names(cities []search.City) []string {

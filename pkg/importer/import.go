@@ -27,9 +27,12 @@ const progressStep = 32 << 10
 
 // Options control an import.
 type Options struct {
-	// Dataset is the dataset to replace; it also picks the file format:
-	// search.Small reads the okfn CSV, search.Large the MaxMind file.
+	// Dataset is the dataset to replace.
 	Dataset search.Dataset
+	// Format is the file's format (see Input.Format to detect it). Empty
+	// means the dataset's usual one: the okfn CSV for search.Small, the
+	// MaxMind file for search.Large.
+	Format Format
 	// Strict makes the first malformed row fail the import, leaving the
 	// dataset as it was.
 	Strict bool
@@ -94,17 +97,18 @@ func (s Summary) WriteRejections(w io.Writer) error {
 	return nil
 }
 
-// rowReader is what both file formats provide.
+// rowReader is what every file format's city reader provides.
 type rowReader interface {
 	search.CityReader
 	Stats() ReadStats
 }
 
 // Import reads a dataset file from src and replaces opts.Dataset in store
-// with its cities (see search.Store.Load). src may be gzip-compressed (see
-// NewInput); progress counts its raw bytes. Pass the *Input that Open returns
-// to know the total (Input.Size) before the import starts. The summary is
-// filled as far as the import got, even when it fails.
+// with its cities (see search.Store.Load). src may be gzip-compressed or a
+// zip archive (see NewInput); progress counts its raw bytes. Pass the *Input
+// that Open returns to know the total (Input.Size) before the import
+// starts. The summary is filled as far as the import got, even when it
+// fails.
 func Import(ctx context.Context, store search.Store, src io.Reader, opts Options) (Summary, error) {
 	sum, err := importFrom(ctx, store, src, opts)
 	if err != nil {
@@ -113,8 +117,8 @@ func Import(ctx context.Context, store search.Store, src io.Reader, opts Options
 	return sum, nil
 }
 
-// ImportFile imports the dataset file at path, gzip-compressed or not; see
-// Import.
+// ImportFile imports the dataset file at path: plain, gzip-compressed or a
+// zip archive (see Open); see Import.
 func ImportFile(ctx context.Context, store search.Store, path string, opts Options) (Summary, error) {
 	in, err := Open(path)
 	if err != nil {
@@ -141,7 +145,7 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 			return sum, err
 		}
 	}
-	rr, err := newReader(opts.Dataset, in, ReaderOptions{Strict: opts.Strict, MaxReported: opts.MaxReported})
+	rr, err := newReader(opts.Dataset, opts.Format, in, ReaderOptions{Strict: opts.Strict, MaxReported: opts.MaxReported})
 	if err != nil {
 		return sum, err
 	}
@@ -165,19 +169,32 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	return sum, nil
 }
 
-// newReader picks the row reader of a dataset's file format.
-func newReader(d search.Dataset, r io.Reader, opts ReaderOptions) (rowReader, error) {
-	switch d {
-	case search.Small:
+// newReader picks the city reader of a file format, or of the dataset's
+// usual format when f is empty.
+func newReader(d search.Dataset, f Format, r io.Reader, opts ReaderOptions) (rowReader, error) {
+	if f == "" {
+		switch d {
+		case search.Small:
+			f = FormatOKFN
+		case search.Large:
+			f = FormatMaxMind
+		default:
+			_, err := search.ParseDataset(string(d))
+			if err == nil {
+				err = fmt.Errorf("%w %q: no file format for it", search.ErrUnknownDataset, d)
+			}
+			return nil, err
+		}
+	}
+	switch f {
+	case FormatOKFN:
 		return NewOKFNReader(r, opts)
-	case search.Large:
+	case FormatMaxMind:
 		return NewMaxMindReader(r, opts)
+	case FormatGeoNames:
+		return NewGeoNamesCityReader(r, opts)
 	}
-	_, err := search.ParseDataset(string(d))
-	if err == nil {
-		err = fmt.Errorf("%w %q: no file format for it", search.ErrUnknownDataset, d)
-	}
-	return nil, err
+	return nil, fmt.Errorf("%w %q", ErrFormat, f)
 }
 
 // progressReader reports to a Progress as rows pass through it.

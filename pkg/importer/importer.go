@@ -1,22 +1,33 @@
-// Package importer streams the city datasets (the okfn world-cities CSV and
-// MaxMind's world cities file) from a file into a search.Store.
+// Package importer streams the city datasets (the okfn world-cities CSV,
+// MaxMind's world cities file and the GeoNames dump) from a file into a
+// search.Store.
 //
 // # Encoding
 //
-// okfn files are UTF-8; a row with bytes that are not UTF-8 is malformed.
-// MaxMind files are ISO-8859-1 (Latin-1), but some copies were re-encoded to
-// UTF-8, sometimes only in part, so the encoding is decided per field: a field
-// that is valid UTF-8 and holds a byte >= 0x80 is taken as UTF-8, any other
-// field as Latin-1. Pure-ASCII fields read the same either way and are used
-// as they are. The rule misreads only Latin-1 text that happens to form valid
-// UTF-8 sequences (such as "Ã©"), which real place names practically never do.
+// okfn and GeoNames files are UTF-8; a row with bytes that are not UTF-8 is
+// malformed. MaxMind files are ISO-8859-1 (Latin-1), but some copies were
+// re-encoded to UTF-8, sometimes only in part, so the encoding is decided per
+// field: a field that is valid UTF-8 and holds a byte >= 0x80 is taken as
+// UTF-8, any other field as Latin-1. Pure-ASCII fields read the same either
+// way and are used as they are. The rule misreads only Latin-1 text that
+// happens to form valid UTF-8 sequences (such as "Ã©"), which real place
+// names practically never do.
 //
 // # Malformed rows
 //
-// Rows that cannot become a search.City (a wrong number of fields, an empty
-// name, bad bytes, an unparsable number) are skipped, counted and the first
-// few kept with their line number, unless the import is strict, in which case
-// the first one ends it with an error wrapping ErrMalformedRow.
+// Rows that cannot become a city (a wrong number of fields, an empty name,
+// bad bytes, an unparsable number, unbalanced quotes in the okfn CSV, a line
+// longer than MaxLine or a field longer than MaxField) are skipped, counted
+// and the first few kept with their physical line number, unless the import
+// is strict, in which case the first one ends it with an error wrapping
+// ErrMalformedRow. Messages quote at most about 200 bytes of a bad input,
+// escaped, with "…" marking a cut; so does any error about a header.
+//
+// # Hostile files
+//
+// Every reader reads line by line through one buffer of MaxLine bytes, and
+// a longer line is dropped as it is read, so a gzip of zeros or a line of
+// hundreds of megabytes costs that buffer, not the line's size in memory.
 package importer
 
 import (
@@ -33,6 +44,9 @@ var (
 	// ErrHeader means the file does not start with the dataset's header, so
 	// it is most likely not a file of that dataset.
 	ErrHeader = errors.New("unexpected header")
+	// ErrFormat means a file is in none of the formats the importer reads
+	// (see DetectFormat).
+	ErrFormat = errors.New("unknown file format")
 )
 
 // DefaultMaxReported is how many malformed rows an import keeps for its
@@ -70,9 +84,10 @@ type ReadStats struct {
 	// Rejections are the first ReaderOptions.MaxReported malformed rows.
 	Rejections []RowError
 	// UnknownCountries is how many rows carry a country code that has no
-	// English name; their Country is the code itself (MaxMind only).
+	// English name; their Country is the code itself (MaxMind and GeoNames
+	// cities only).
 	UnknownCountries int
-	// UnknownCodes lists those codes, sorted.
+	// UnknownCodes lists up to 20 of those codes, sorted.
 	UnknownCodes []string
 }
 

@@ -275,22 +275,6 @@ func TestMaxMindReaderChecksTheHeader(t *testing.T) {
 	}
 }
 
-func TestMaxMindReaderBoundsLongLines(t *testing.T) {
-	long := strings.Repeat("a", 100<<10)  // longer than the read buffer: still a name
-	tooLong := strings.Repeat("b", 2<<20) // longer than a line may be
-	data := maxmindHeader +
-		"ad,x," + long + ",06,,42.5,1.5\n" +
-		"ad,x," + tooLong + ",06,,42.5,1.5\n" +
-		"ad,x,After,06,,42.5,1.5\n"
-	cities, st := mustReadString(t, search.Large, data)
-	if len(cities) != 2 || cities[0].Name != long || cities[1].Name != "After" {
-		t.Fatalf("read %d cities, want the 100 KiB name and After", len(cities))
-	}
-	if !slices.Equal(lines(st.Rejections), []int{3}) || !strings.Contains(st.Rejections[0].Reason, "line longer than") {
-		t.Errorf("rejections = %v, want line 3 too long", st.Rejections)
-	}
-}
-
 func TestMaxMindReaderAllocatesOnlyNameAndSlugForASCIIRows(t *testing.T) {
 	const row = "ad,andorra la vella,Andorra la Vella,07,20430,42.5,1.5166667\n"
 	r, err := importer.NewMaxMindReader(strings.NewReader(maxmindHeader+strings.Repeat(row, 2000)), importer.ReaderOptions{})

@@ -1,0 +1,138 @@
+package importer
+
+import (
+	"slices"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
+)
+
+const (
+	// maxCache bounds the per-value caches against files full of garbage
+	// values; real files have about 250 countries and a few thousand
+	// first-level divisions.
+	maxCache = 4096
+	// maxUnknownCodes bounds ReadStats.UnknownCodes, which the import
+	// summary prints.
+	maxUnknownCodes = 20
+)
+
+// countryName is the English name that namer (display.English.Regions())
+// gives a lower-case ISO 3166 alpha-2 code, or the code itself and false when
+// there is none.
+func countryName(namer display.Namer, code string) (string, bool) {
+	if name, ok := withdrawnCountries[code]; ok {
+		return name, true
+	}
+	reg, err := language.ParseRegion(code)
+	if err != nil || !reg.IsCountry() {
+		return code, false
+	}
+	if name := namer.Name(reg); name != "" {
+		return name, true
+	}
+	return code, false
+}
+
+// withdrawnCountries holds English names for codes that golang.org/x/text
+// cannot name because ISO withdrew them, though MaxMind still uses them.
+var withdrawnCountries = map[string]string{
+	"an": "Netherlands Antilles",
+}
+
+// appendCountryCode appends code in lower case to dst if it is two ASCII
+// letters, or letters and digits when digits is set.
+func appendCountryCode(dst, code []byte, digits bool) ([]byte, bool) {
+	if len(code) != 2 {
+		return dst, false
+	}
+	for _, c := range code {
+		switch {
+		case 'a' <= c && c <= 'z', digits && '0' <= c && c <= '9':
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		default:
+			return dst, false
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// country is what a reader knows about one country code.
+type country struct {
+	code, name string
+	known      bool
+}
+
+// countryNames names lower-case country codes in English, once per code,
+// and counts the rows whose code has no name.
+type countryNames struct {
+	namer       display.Namer
+	known       map[string]country
+	unknown     map[string]bool // the first maxUnknownCodes unknown codes
+	unknownRows int
+}
+
+func newCountryNames() countryNames {
+	return countryNames{
+		namer:   display.English.Regions(),
+		known:   make(map[string]country),
+		unknown: make(map[string]bool),
+	}
+}
+
+// lookup returns the entry of a lower-case code and counts a row with it.
+func (c *countryNames) lookup(code []byte) country {
+	co, ok := c.known[string(code)]
+	if !ok {
+		co = country{code: string(code)}
+		co.name, co.known = countryName(c.namer, co.code)
+		if len(c.known) < maxCache {
+			c.known[co.code] = co
+		}
+	}
+	if !co.known {
+		c.unknownRows++
+		if len(c.unknown) < maxUnknownCodes {
+			c.unknown[co.code] = true
+		}
+	}
+	return co
+}
+
+// addTo fills the unknown-country counts of st.
+func (c *countryNames) addTo(st *ReadStats) {
+	st.UnknownCountries = c.unknownRows
+	for code := range c.unknown {
+		st.UnknownCodes = append(st.UnknownCodes, code)
+	}
+	slices.Sort(st.UnknownCodes)
+}
+
+// interner hands out one string per distinct value, so that the rows that
+// repeat a value share its bytes. It converts bytes with conv when set, and
+// stops remembering new values after maxCache.
+type interner struct {
+	m    map[string]string
+	conv func([]byte) string
+}
+
+func (in *interner) get(b []byte) string {
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	var s string
+	if in.conv != nil {
+		s = in.conv(b)
+	} else {
+		s = string(b)
+	}
+	if in.m == nil {
+		in.m = make(map[string]string)
+	}
+	if len(in.m) < maxCache {
+		in.m[string(b)] = s
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+package importer
+
+// GeoNamesColumns lets the tests name a GeoNames row's columns as the
+// reader does.
+var GeoNamesColumns = geonamesColumns

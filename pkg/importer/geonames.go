@@ -1,0 +1,289 @@
+package importer
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/language/display"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// geonamesColumns names the 19 columns of the GeoNames "geoname" table, as
+// its readme (download.geonames.org/export/dump/readme.txt) does.
+var geonamesColumns = []string{
+	"geonameid", "name", "asciiname", "alternatenames", "latitude", "longitude",
+	"feature class", "feature code", "country code", "cc2",
+	"admin1 code", "admin2 code", "admin3 code", "admin4 code",
+	"population", "elevation", "dem", "timezone", "modification date",
+}
+
+// The columns a Place takes, by index.
+const (
+	gnID         = 0
+	gnName       = 1
+	gnASCIIName  = 2
+	gnAlternates = 3
+	gnLat        = 4
+	gnLon        = 5
+	gnClass      = 6
+	gnCode       = 7
+	gnCountry    = 8
+	gnAdmin1     = 10
+	gnPopulation = 14
+)
+
+// dedupeByMap is the number of alternate names from which deduplication
+// uses a map rather than comparing each pair.
+const dedupeByMap = 16
+
+// Place is one row of a GeoNames dump: the columns the app uses.
+type Place struct {
+	// ID is the geonameid, never 0.
+	ID uint32
+	// Name is the name in UTF-8, trimmed, never empty; it has letters or
+	// digits (search.Slug of it is not empty).
+	Name string
+	// ASCIIName is the name in plain ASCII as GeoNames gives it; it may be
+	// empty.
+	ASCIIName string
+	// AlternateNames are the names in other languages and scripts, trimmed,
+	// without empty ones or repeats, in the file's order; nil when none.
+	AlternateNames []string
+	// Lat and Lon are decimal degrees (WGS84).
+	Lat, Lon float64
+	// FeatureClass and FeatureCode say what the place is ("P" and "PPLC"
+	// for a capital city; see geonames.org/export/codes.html).
+	FeatureClass, FeatureCode string
+	// CountryCode is the ISO 3166 alpha-2 code in lower case, like
+	// search.City.CountryCode; empty for places in no country.
+	CountryCode string
+	// Admin1 is the first-level division's code ("ENG", "NY", "07").
+	Admin1 string
+	// Population is 0 when unknown.
+	Population int64
+}
+
+// City returns the place as a search.City: Name, Slug (search.Slug of the
+// name), Country (the English name of the code, as MaxMindReader names it),
+// CountryCode, Region (the admin1 code), Population, location and ID. The
+// alternate names are not part of a search.City.
+func (p *Place) City() search.City {
+	name, _ := countryName(display.English.Regions(), p.CountryCode)
+	return p.city(name)
+}
+
+func (p *Place) city(country string) search.City {
+	return search.City{
+		ID:          p.ID,
+		Name:        p.Name,
+		Slug:        search.Slug(p.Name),
+		Country:     country,
+		CountryCode: p.CountryCode,
+		Region:      p.Admin1,
+		Population:  p.Population,
+		Lat:         p.Lat,
+		Lon:         p.Lon,
+		HasLocation: true,
+	}
+}
+
+// GeoNamesReader reads the "geoname" table of a GeoNames dump
+// (allCountries.txt, cities500.txt … cities15000.txt, or one country's
+// file): tab-separated UTF-8 with no header and no quoting, 19 columns (see
+// the dump's readme). Wrap the file in an Input to read it from .gz or .zip.
+// The first line must be a GeoNames row, which tells the file from others;
+// the rows after it that are not are malformed rows.
+type GeoNamesReader struct {
+	rows   rowScanner
+	slug   []byte
+	code   []byte
+	values interner // feature classes and codes, country and admin1 codes
+}
+
+// geonamesRowShape describes a GeoNames row in messages.
+var geonamesRowShape = fmt.Sprintf("a GeoNames row (%d tab-separated fields, a numeric id first)", len(geonamesColumns))
+
+// NewGeoNamesReader checks that the first line of r is a GeoNames row and
+// returns a reader of its rows. An empty file or another first line is an
+// error wrapping ErrHeader.
+func NewGeoNamesReader(r io.Reader, opts ReaderOptions) (*GeoNamesReader, error) {
+	lines := newLineReader(r)
+	line, err := lines.firstLine(geonamesRowShape)
+	if err != nil {
+		return nil, err
+	}
+	if !isGeoNamesRow(line) {
+		return nil, fmt.Errorf("%w: the first line %s, want %s", ErrHeader, quote(line), geonamesRowShape)
+	}
+	lines.unread()
+	return &GeoNamesReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}}, nil
+}
+
+// isGeoNamesRow reports whether line has the shape of a GeoNames row: 19
+// tab-separated fields, the first a number.
+func isGeoNamesRow(line []byte) bool {
+	id, _, _ := bytes.Cut(line, []byte{'\t'})
+	if len(id) == 0 || len(id) > 10 || bytes.Count(line, []byte{'\t'}) != len(geonamesColumns)-1 {
+		return false
+	}
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Read returns the next well-formed row, or io.EOF after the last.
+func (r *GeoNamesReader) Read() (Place, error) {
+	return scanRow(&r.rows, "GeoNames file", r)
+}
+
+// Stats returns the counts so far.
+func (r *GeoNamesReader) Stats() ReadStats { return r.rows.log.stats() }
+
+// parse turns a line into a place, or says why it cannot.
+func (r *GeoNamesReader) parse(line []byte) (Place, string) {
+	if n := bytes.Count(line, []byte{'\t'}) + 1; n != len(geonamesColumns) {
+		return Place{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(geonamesColumns))
+	}
+	var f [19][]byte
+	for i := range len(f) - 1 {
+		f[i], line, _ = bytes.Cut(line, []byte{'\t'})
+	}
+	f[len(f)-1] = line
+	if reason := fieldTooLong(f[:], geonamesColumns, gnAlternates); reason != "" {
+		return Place{}, reason
+	}
+	for i := range f {
+		if !utf8.Valid(f[i]) {
+			return Place{}, fmt.Sprintf("invalid UTF-8 in %s %s", geonamesColumns[i], quote(f[i]))
+		}
+	}
+
+	var p Place
+	id, err := strconv.ParseUint(string(f[gnID]), 10, 32)
+	if err != nil || id == 0 {
+		return Place{}, fmt.Sprintf("invalid geonameid %s", quote(f[gnID]))
+	}
+	p.ID = uint32(id)
+	name := bytes.TrimSpace(f[gnName])
+	if len(name) == 0 {
+		return Place{}, "empty name"
+	}
+	p.Name = string(name)
+	if r.slug = search.AppendSlug(r.slug[:0], p.Name); len(r.slug) == 0 {
+		return Place{}, fmt.Sprintf("name %s has no letters or digits", quote(name))
+	}
+	var ok bool
+	if p.Lat, ok = parseDegrees(f[gnLat], 90); !ok {
+		return Place{}, fmt.Sprintf("invalid latitude %s", quote(f[gnLat]))
+	}
+	if p.Lon, ok = parseDegrees(f[gnLon], 180); !ok {
+		return Place{}, fmt.Sprintf("invalid longitude %s", quote(f[gnLon]))
+	}
+	if pop := f[gnPopulation]; len(pop) > 0 {
+		if p.Population, err = strconv.ParseInt(string(pop), 10, 64); err != nil || p.Population < 0 {
+			return Place{}, fmt.Sprintf("invalid population %s", quote(pop))
+		}
+	}
+	if cc := bytes.TrimSpace(f[gnCountry]); len(cc) > 0 {
+		if r.code, ok = appendCountryCode(r.code[:0], cc, false); !ok {
+			return Place{}, fmt.Sprintf("invalid country code %s", quote(cc))
+		}
+		p.CountryCode = r.values.get(r.code)
+	}
+	var reason string
+	if p.AlternateNames, reason = alternateNames(f[gnAlternates]); reason != "" {
+		return Place{}, reason
+	}
+	p.ASCIIName = p.Name
+	if ascii := bytes.TrimSpace(f[gnASCIIName]); !bytes.Equal(ascii, name) {
+		p.ASCIIName = string(ascii)
+	}
+	p.FeatureClass = r.values.get(bytes.TrimSpace(f[gnClass]))
+	p.FeatureCode = r.values.get(bytes.TrimSpace(f[gnCode]))
+	p.Admin1 = r.values.get(bytes.TrimSpace(f[gnAdmin1]))
+	return p, ""
+}
+
+// alternateNames splits the comma-separated alternate names, trims them and
+// drops empty ones and repeats, or says why it cannot.
+func alternateNames(field []byte) ([]string, string) {
+	if len(bytes.TrimSpace(field)) == 0 {
+		return nil, ""
+	}
+	all := string(field) // one allocation that every name shares
+	names := make([]string, 0, strings.Count(all, ",")+1)
+	var seen map[string]bool
+	if cap(names) > dedupeByMap {
+		seen = make(map[string]bool, cap(names))
+	}
+	for name := range strings.SplitSeq(all, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			continue
+		case len(name) > MaxField:
+			return nil, fmt.Sprintf("alternate name longer than %d bytes: %s", MaxField, quote(name))
+		case seen != nil:
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+		case slices.Contains(names, name):
+			continue
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return nil, ""
+	}
+	return slices.Clip(names), ""
+}
+
+// GeoNamesCityReader reads a GeoNames dump as cities (see Place.City), for
+// an import; it counts the rows whose country code has no English name.
+type GeoNamesCityReader struct {
+	places    *GeoNamesReader
+	countries countryNames
+	code      []byte
+}
+
+var _ search.CityReader = (*GeoNamesCityReader)(nil)
+
+// NewGeoNamesCityReader returns a reader of the cities of the GeoNames dump
+// r; see NewGeoNamesReader.
+func NewGeoNamesCityReader(r io.Reader, opts ReaderOptions) (*GeoNamesCityReader, error) {
+	places, err := NewGeoNamesReader(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &GeoNamesCityReader{places: places, countries: newCountryNames()}, nil
+}
+
+// Read returns the next well-formed row as a city, or io.EOF after the last.
+func (r *GeoNamesCityReader) Read() (search.City, error) {
+	p, err := r.places.Read()
+	if err != nil {
+		return search.City{}, err
+	}
+	if p.CountryCode == "" {
+		return p.city(""), nil
+	}
+	r.code = append(r.code[:0], p.CountryCode...)
+	return p.city(r.countries.lookup(r.code).name), nil
+}
+
+// Stats returns the counts so far.
+func (r *GeoNamesCityReader) Stats() ReadStats {
+	st := r.places.Stats()
+	r.countries.addTo(&st)
+	return st
+}
