@@ -292,7 +292,7 @@ func TestPlaceCity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.place.City(); got != tt.want {
+			if got := tt.place.City(); !got.Equal(&tt.want) {
 				t.Errorf("City() = %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -314,7 +314,7 @@ func TestGeoNamesCityReaderNamesCountriesAsPlaceCityDoes(t *testing.T) {
 		t.Fatalf("%d cities from %d places", len(cities), len(places))
 	}
 	for i := range places {
-		if want := places[i].City(); cities[i] != want {
+		if want := places[i].City(); !cities[i].Equal(&want) {
 			t.Errorf("city %d = %+v, want %+v", i, cities[i], want)
 		}
 	}

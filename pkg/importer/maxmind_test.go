@@ -30,7 +30,7 @@ func TestMaxMindReaderReadsTheSharedFiles(t *testing.T) {
 					Name: "Sant Julià de Lòria", Slug: "sant-julia-de-loria", Country: "Andorra", CountryCode: "ad",
 					Region: "06", Population: 8020, Lat: 42.4666667, Lon: 1.5, HasLocation: true,
 				}
-				if got != want {
+				if !got.Equal(&want) {
 					t.Errorf("city = %+v, want %+v", got, want)
 				}
 				findCity(t, cities, "Aixàs")
@@ -182,7 +182,7 @@ func TestMaxMindReaderReadsFixtureRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := findCity(t, cities, tt.name); got != tt.want {
+			if got := findCity(t, cities, tt.name); !got.Equal(&tt.want) {
 				t.Errorf("city = %+v\nwant %+v", got, tt.want)
 			}
 		})

@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -30,6 +31,19 @@ type City struct {
 	// Lat and Lon are decimal degrees, meaningful when HasLocation is set.
 	Lat, Lon    float64
 	HasLocation bool
+	// AltNames are other names of the place, in any language and script
+	// ("Cologne", "Кёльн", "ケルン" for Köln), from GeoNames. Queries match
+	// them by prefix like Name; none repeats Name or another's slug.
+	AltNames []string
+}
+
+// Equal reports whether c and o hold the same values (no alternate names
+// and an empty list of them are the same).
+func (c *City) Equal(o *City) bool {
+	return c.ID == o.ID && c.Name == o.Name && c.Slug == o.Slug && c.Country == o.Country &&
+		c.CountryCode == o.CountryCode && c.Subcountry == o.Subcountry && c.Region == o.Region &&
+		c.Population == o.Population && c.Lat == o.Lat && c.Lon == o.Lon && c.HasLocation == o.HasLocation &&
+		slices.Equal(c.AltNames, o.AltNames)
 }
 
 // Key identifies duplicates: two cities with the same Key are the same place
