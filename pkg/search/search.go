@@ -122,8 +122,8 @@ func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// Query asks a store for the best cities of one dataset that start with a
-// folded prefix.
+// Query asks a store for the best cities of one dataset with a key that
+// starts with a folded prefix.
 type Query struct {
 	Dataset Dataset
 	// Prefix is an already folded query (the output of Slug), never empty.
@@ -169,16 +169,17 @@ type CityReader interface {
 // that is not one of Datasets, ErrUnavailable (wrapped) when a backing
 // service is down or the stored data cannot be read, or ctx's error.
 type Store interface {
-	// Search returns at most q.Limit cities of q.Dataset whose slug starts
-	// with q.Prefix (and whose CountryCode is in q.Countries, when it is not
-	// empty), ordered by Compare (best first), with duplicates
-	// (same slug, country, subcountry and region) already removed at load
-	// time. It returns an empty, non-nil slice when nothing matches.
+	// Search returns at most q.Limit cities of q.Dataset that have a key
+	// (see Keys: the slug of its name or of an alternate name) starting
+	// with q.Prefix, and whose CountryCode is in q.Countries when it is not
+	// empty. Each city comes once, with its best such key, ordered by
+	// CompareFound (best first); duplicates (same Key) were removed at
+	// load time. It returns an empty, non-nil slice when nothing matches.
 	//
 	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
 	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has
 	// never been loaded.
-	Search(ctx context.Context, q Query) ([]City, error)
+	Search(ctx context.Context, q Query) ([]Found, error)
 
 	// Stats describes dataset d as the last finished Load left it.
 	//

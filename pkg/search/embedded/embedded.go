@@ -110,7 +110,7 @@ func (s *Store) Path(d search.Dataset) string {
 }
 
 // Search implements search.Store.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}

@@ -233,6 +233,14 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 			Keys:    bson.D{{Key: "slug", Value: 1}, {Key: "population", Value: -1}},
 			Options: options.Index().SetName(indexSlug),
 		},
+		{
+			Keys:    bson.D{{Key: "alt_prefixes", Value: 1}, {Key: "population", Value: -1}},
+			Options: options.Index().SetName(indexAltRank),
+		},
+		{
+			Keys:    bson.D{{Key: "alt_slugs", Value: 1}, {Key: "population", Value: -1}},
+			Options: options.Index().SetName(indexAltSlug),
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("create indexes: %w", err)

@@ -7,12 +7,16 @@
 // Dataset d lives in the collection cities_<d> (cities_small, cities_large)
 // of one database, city-finder by default. Each city is a document with the
 // fields of the API (name, slug, country, country_code, subcountry, region,
-// population, lat, lon, id), plus:
+// population, lat, lon, id) and its alternate names (alt_names), plus:
 //
 //   - _id: the first 16 bytes of a SHA-256 of the city's search.Key, so that
 //     a duplicate listing of the same place collides on insert;
 //   - slug_len: the slug's length, a key of the ranking;
 //   - prefixes: the slug's first 1..PrefixLen bytes, for the ranking index;
+//   - alt_slugs and alt_index: the keys of the alternate names (see
+//     search.Keys) and which name each folds, and alt_prefixes their first
+//     1..PrefixLen bytes: in the city's own document, under multikey
+//     indexes, so that they can never drift from it;
 //   - gen: the ObjectID of the import that wrote it.
 //
 // One more document, {_id: "dataset", slug: ""}, records the import: its
@@ -42,11 +46,22 @@
 // The two lists are merged in Go with search.Compare. Compare's last keys
 // (name, country, …) are applied in Go too: when the (limit+1)th document
 // ties with the limit-th on population and slug, the whole tie group is
-// read. Every document carries its import's gen, and an answer whose
-// queries saw different imports is asked again, so that a search racing a
-// Load still sees one dataset. Driver errors that mean the server cannot be
-// reached or answer in time become search.ErrUnavailable. Extensions, for
-// typo matching, seeks through the slug index one covered key at a time.
+// read. Two more queries find the cities through their alternate names, on
+// {alt_slugs, population: -1} (whole alternate names) and {alt_prefixes,
+// population: -1} (the others), by population; which of a city's names
+// matched, and so its rank, is settled in Go. Every document carries its
+// import's gen, and an answer whose queries saw different imports is asked
+// again, so that a search racing a Load still sees one dataset. Driver
+// errors that mean the server cannot be reached or answer in time become
+// search.ErrUnavailable.
+//
+// # No typo matching
+//
+// The Store is neither a search.TypoFinder nor a search.TrieWalker, so the
+// search.Service finds no typo matches in it: walking the trie of its keys
+// costs a query or more per trie node, tens to thousands per query, and
+// FerretDB cannot even express some of them (a range over the elements of
+// an array of alternate names).
 package mongo
 
 import (
@@ -111,10 +126,7 @@ type Store struct {
 	loadMu       sync.Mutex // one Load at a time per Store
 }
 
-var (
-	_ search.Store    = (*Store)(nil)
-	_ search.Extender = (*Store)(nil)
-)
+var _ search.Store = (*Store)(nil)
 
 // Open returns a Store on the server at opts.URI. It does not wait for the
 // server: the driver connects in the background, so that `serve` starts

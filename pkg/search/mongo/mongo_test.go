@@ -102,7 +102,7 @@ func TestStoreTieGroups(t *testing.T) {
 		for limit := 1; limit <= len(want)+1; limit++ {
 			got := storetest.MustSearch(t, s, search.Large, prefix, limit)
 			w := want[:min(limit, len(want))]
-			if !slices.EqualFunc(got, w, func(a, b search.City) bool { return a.Equal(&b) }) {
+			if !slices.EqualFunc(got, w, func(a search.Found, b search.City) bool { return a.City.Equal(&b) }) {
 				t.Errorf("prefix %q limit %d:\n got %v\nwant %v", prefix, limit, got, w)
 			}
 		}
@@ -173,7 +173,7 @@ func (r *cancelingReader) Read() (search.City, error) {
 	return c, nil
 }
 
-func names(cities []search.City) []string {
+func names(cities []search.Found) []string {
 	out := make([]string, len(cities))
 	for i, c := range cities {
 		out[i] = c.Name
