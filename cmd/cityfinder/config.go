@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/cityfinder/cityfinder/pkg/limiter"
+	"github.com/cityfinder/cityfinder/pkg/limiter/redis"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/mongo"
 	"github.com/cityfinder/cityfinder/pkg/server"
@@ -41,13 +42,14 @@ type config struct {
 		ReadyDatasets []string      `mapstructure:"ready_datasets"`
 	} `mapstructure:"server"`
 	Limiter struct {
-		Window         time.Duration `mapstructure:"window"`
-		Max            int           `mapstructure:"max"`
-		TrustedProxies []string      `mapstructure:"trusted_proxies"`
-		IPv6Prefix     int           `mapstructure:"ipv6_prefix"`
-		MaxClients     int           `mapstructure:"max_clients"`
-		RedisURL       string        `mapstructure:"redis_url"`
-		FailClosed     bool          `mapstructure:"fail_closed"`
+		Window          time.Duration `mapstructure:"window"`
+		Max             int           `mapstructure:"max"`
+		TrustedProxies  []string      `mapstructure:"trusted_proxies"`
+		TrustAllProxies bool          `mapstructure:"trust_all_proxies"`
+		IPv6Prefix      int           `mapstructure:"ipv6_prefix"`
+		MaxClients      int           `mapstructure:"max_clients"`
+		RedisURL        string        `mapstructure:"redis_url"`
+		FailClosed      bool          `mapstructure:"fail_closed"`
 	} `mapstructure:"limiter"`
 	Mongo struct {
 		URI            string        `mapstructure:"uri"`
@@ -77,10 +79,13 @@ var (
 	settingMax      = setting{"limiter.max", "max", 5, "searches allowed per client in one window"}
 	// The rate limiter's clients and stores (see pkg/limiter).
 	settingTrustedProxies = setting{"limiter.trusted_proxies", "trusted-proxies", []string{}, "CIDRs of reverse proxies whose X-Forwarded-For names the client"}
+	settingTrustAll       = setting{"limiter.trust_all_proxies", "trust-all-proxies", false, "allow --trusted-proxies to hold a network of every address (0.0.0.0/0, ::/0), when no client can reach serve but through the proxies"}
 	settingIPv6Prefix     = setting{"limiter.ipv6_prefix", "ipv6-prefix", limiter.DefaultIPv6Prefix, "IPv6 clients are grouped by this prefix length"}
 	settingMaxClients     = setting{"limiter.max_clients", "max-clients", 0, "most clients the in-process limiter tracks; new ones get 429 beyond it (0: no cap)"}
-	settingRedisURL       = setting{"limiter.redis_url", "redis-url", "", "redis://host:port/db to share rate limits between replicas (default: in process)"}
-	settingFailClosed     = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
+	settingRedisURL       = setting{"limiter.redis_url", "redis-url", "", "Redis that replicas share rate limits in (default: in process): " +
+		"redis://[user:password@]host:port/db, redis+cluster://host:port,host:port… for Redis Cluster, " +
+		"redis+sentinel://host:port,host:port…/master/db for Sentinel, rediss… for TLS; percent-encode the password"}
+	settingFailClosed = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
 )
 
 // The HTTP server's limits and operational headers (see pkg/server).
@@ -141,7 +146,7 @@ func validateMongo(c *config) []error {
 
 // allSettings are the settings with a config key, for defaults and env.
 var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax,
-	settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
+	settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
@@ -225,9 +230,7 @@ func (c *config) validate() error {
 	if c.Limiter.Max <= 0 {
 		errs = append(errs, fmt.Errorf("invalid --max %d: must be at least 1", c.Limiter.Max))
 	}
-	if _, err := limiter.ParsePrefixes(c.Limiter.TrustedProxies); err != nil {
-		errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %w", err))
-	}
+	errs = append(errs, validateLimiterStores(c)...)
 	if _, err := limiter.NewClientIP(nil, c.Limiter.IPv6Prefix); err != nil || c.Limiter.IPv6Prefix == 0 {
 		errs = append(errs, fmt.Errorf("invalid --ipv6-prefix %d: must be from 1 to 128", c.Limiter.IPv6Prefix))
 	}
@@ -240,6 +243,30 @@ func (c *config) validate() error {
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
 	return errors.Join(errs...)
+}
+
+// validateLimiterStores checks where the limiter's clients and windows come
+// from: the trusted proxies, which may not hold every address unless
+// --trust-all-proxies says so, and the Redis URL, which is never quoted.
+func validateLimiterStores(c *config) []error {
+	var errs []error
+	trusted, err := limiter.ParsePrefixes(c.Limiter.TrustedProxies)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %w", err))
+	}
+	for _, p := range trusted {
+		if limiter.IsCatchAll(p) && !c.Limiter.TrustAllProxies {
+			errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %s holds every address, so any client could choose "+
+				"its own rate limit key with X-Forwarded-For; list your proxies' networks, or set --%s if no client "+
+				"can reach serve but through them", p, settingTrustAll.flag))
+		}
+	}
+	if u := c.Limiter.RedisURL; u != "" {
+		if _, err := redis.ParseURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("--redis-url: %w", err))
+		}
+	}
+	return errs
 }
 
 // validateServer checks the server's settings: a zero timeout would mean

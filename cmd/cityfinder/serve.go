@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -40,7 +39,7 @@ without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
 	addFlag(f, settingAddr)
 	addFlag(f, settingWindow)
 	addFlag(f, settingMax)
-	for _, s := range []setting{settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed} {
+	for _, s := range []setting{settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed} {
 		addFlag(f, s)
 	}
 	for _, s := range []setting{settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout,
@@ -94,7 +93,7 @@ func runServe(ctx context.Context, a *app) error {
 	}
 	counts := countDatasets(ctx, a, svc)
 	a.logger.Info("serving", "addr", "http://"+srv.Addr(), "store", storeName(a),
-		"small", counts[search.Small], "large", counts[search.Large], "limit", policy.Message())
+		"small", counts[search.Small], "large", counts[search.Large], "limit", server.LimitMessage(policy.Max, policy.Window))
 	return srv.Serve(ctx)
 }
 
@@ -157,8 +156,8 @@ func countDatasets(ctx context.Context, a *app, svc *search.Service) map[search.
 }
 
 // newLimiter builds the rate limiter from the configuration: in process, or
-// in Redis with --redis-url; the returned Closer releases its store.
-func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Limiter, io.Closer, error) {
+// in Redis with --redis-url. Close the store it returns when done.
+func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Limiter, limiterStore, error) {
 	c := a.cfg.Limiter
 	trusted, err := limiter.ParsePrefixes(c.TrustedProxies)
 	if err != nil {
@@ -169,32 +168,38 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 		return nil, nil, err
 	}
 	log := a.logger.With("component", "limiter")
-	var store limiter.Store = memory.New(memory.WithMaxClients(c.MaxClients))
-	var closer io.Closer = io.NopCloser(nil)
+	for _, p := range trusted {
+		if limiter.IsCatchAll(p) {
+			log.Warn("every address is a trusted proxy: any client that reaches serve without going through the proxies "+
+				"can choose its own rate limit key with X-Forwarded-For", "trusted_proxy", p.String(), settingTrustAll.flag, true)
+		}
+	}
+	var store limiterStore = memory.New(memory.WithMaxClients(c.MaxClients))
 	if c.RedisURL != "" {
 		rs, err := redis.Open(c.RedisURL, redis.WithLogger(log))
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := rs.Ping(ctx); err != nil {
-			log.Warn("Redis does not answer yet; the limit applies once it does", "redis", rs.Addr(), "fail_closed", c.FailClosed, "err", err)
+			log.Warn("Redis does not answer yet; the limit applies once it does", "redis", rs.String(), "fail_closed", c.FailClosed, "err", err)
 		} else {
-			log.Info("rate limits shared in Redis", "redis", rs.Addr())
+			log.Info("rate limits shared in Redis", "redis", rs.String())
 		}
-		store, closer = rs, rs
+		store = rs
 	}
-	lim, err := limiter.New(store, policy, limiter.WithKeyFunc(clientIP.Key), limiter.WithLogger(log), limiter.WithFailClosed(c.FailClosed))
+	lim, err := limiter.New(store, policy, limiter.WithKeyFunc(clientIP.Key), limiter.WithLogger(log), limiter.WithFailClosed(c.FailClosed),
+		limiter.WithLimitMessage(server.LimitMessage(policy.Max, policy.Window)), limiter.WithUnavailableMessage(server.UnavailableMessage))
 	if err != nil {
-		closer.Close()
+		store.Close()
 		return nil, nil, err
 	}
-	return lim, closer, nil
+	return lim, store, nil
 }
 
 // opsOptions are the server's operational options: the readiness checks of
 // /readyz (each dataset, required or not by --ready-datasets, and the
 // limiter's Redis), the metrics of /metrics, and CORS and caching of /search.
-func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore any) []server.Option {
+func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store) []server.Option {
 	c := a.cfg.Server
 	required := make(map[string]bool)
 	for _, d := range c.ReadyDatasets {
@@ -206,7 +211,7 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore any)
 		check.Optional = !required[string(d)]
 		checks = append(checks, check)
 	}
-	if p, ok := limStore.(interface{ Ping(context.Context) error }); ok {
+	if p, ok := limStore.(limiter.Pinger); ok {
 		// Failing open, searches go on unlimited while Redis is away: degraded, still worth serving.
 		checks = append(checks, server.Check{Name: "limiter", Run: p.Ping, Optional: !a.cfg.Limiter.FailClosed})
 	}
