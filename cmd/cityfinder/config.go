@@ -109,13 +109,15 @@ var (
 	mongoSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
 )
 
-// validateMongo checks the MongoDB settings; a URI is named with its
-// password redacted.
+// validateMongo checks the MongoDB settings. A URI is never quoted, not
+// even in part: it may hold a password.
 func validateMongo(c *config) []error {
 	m := c.Mongo
 	var errs []error
-	if m.URI != "" && !strings.HasPrefix(m.URI, "mongodb://") && !strings.HasPrefix(m.URI, "mongodb+srv://") {
-		errs = append(errs, fmt.Errorf("invalid --mongo-uri %q: use mongodb://… or mongodb+srv://…", mongo.RedactURI(m.URI)))
+	if m.URI != "" {
+		if err := mongo.CheckURI(m.URI); err != nil {
+			errs = append(errs, fmt.Errorf("invalid --mongo-uri: %w", err))
+		}
 	}
 	if m.DB == "" {
 		errs = append(errs, errors.New("invalid --mongo-db: empty"))

@@ -124,7 +124,7 @@ func openStore(a *app, watch bool) (search.Store, error) {
 // storeName says where the datasets are, for logs.
 func storeName(a *app) string {
 	if m := a.cfg.Mongo; m.URI != "" {
-		return fmt.Sprintf("MongoDB database %s at %s", m.DB, mongo.RedactURI(m.URI))
+		return mongo.Describe(m.URI, m.DB)
 	}
 	return "embedded store in " + a.cfg.DataDir
 }

@@ -54,7 +54,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,8 +98,8 @@ type Options struct {
 // Store is the MongoDB search.Store. It is safe for concurrent use.
 type Store struct {
 	opts    Options
-	uri     string            // redacted, for messages
-	secrets *strings.Replacer // scrubs the URI's password from messages
+	where   string            // the database and hosts, for messages (see Describe)
+	secrets *strings.Replacer // scrubs the URI's password from the driver's messages
 	client  *mongo.Client
 	db      *mongo.Database
 	log     *slog.Logger
@@ -124,6 +123,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.URI == "" {
 		return nil, errors.New("mongo store: no URI")
 	}
+	if err := CheckURI(opts.URI); err != nil {
+		return nil, fmt.Errorf("mongo store: invalid URI: %w", err)
+	}
 	if opts.Database == "" {
 		opts.Database = DefaultDatabase
 	}
@@ -144,7 +146,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s := &Store{
 		opts:    opts,
-		uri:     RedactURI(opts.URI),
+		where:   Describe(opts.URI, opts.Database),
 		secrets: scrubber(opts.URI),
 		log:     opts.Logger.With("component", "mongo"),
 	}
@@ -164,10 +166,8 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// String names the store for logs: the database and the redacted URI.
-func (s *Store) String() string {
-	return fmt.Sprintf("MongoDB database %s at %s", s.opts.Database, s.uri)
-}
+// String names the store for logs: the database and the hosts.
+func (s *Store) String() string { return s.where }
 
 // Close disconnects from the server, waiting at most ConnectTimeout for
 // operations in flight. Searches and loads after Close fail with
@@ -213,7 +213,7 @@ func (s *Store) check(ctx context.Context) error {
 		return err
 	}
 	if s.closed.Load() {
-		return fmt.Errorf("mongo store %s: %w: closed", s.uri, search.ErrUnavailable)
+		return fmt.Errorf("%s: %w: closed", s.where, search.ErrUnavailable)
 	}
 	return nil
 }
@@ -246,13 +246,13 @@ func (e *opError) Unwrap() []error { return e.errs }
 // fail describes err, from operation op: ctx's own end stays itself; a
 // server that cannot be reached or cannot answer in time becomes
 // search.ErrUnavailable; search's sentinels and the reader's errors stay
-// as they are. The text names the server, password redacted.
+// as they are. The text names the database and hosts, never the URI.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	errs := []error{err}
-	text := fmt.Sprintf("%s on %s: %v", op, s.uri, err)
+	text := fmt.Sprintf("%s on %s: %v", op, s.where, err)
 	if ctx.Err() == nil && unavailable(err) {
 		errs = []error{search.ErrUnavailable, err}
-		text = fmt.Sprintf("%s on %s: %v: %v", op, s.uri, search.ErrUnavailable, err)
+		text = fmt.Sprintf("%s on %s: %v: %v", op, s.where, search.ErrUnavailable, err)
 	}
 	return &opError{text: s.secrets.Replace(text), errs: errs}
 }
@@ -290,57 +290,4 @@ func unavailable(err error) bool {
 		}
 	}
 	return false
-}
-
-// RedactURI returns uri with the password of its user info replaced by
-// "xxxxx", for messages and logs:
-// mongodb://app:s3cret@db1,db2/?replicaSet=rs → mongodb://app:xxxxx@db1,db2/?replicaSet=rs.
-func RedactURI(uri string) string {
-	info := userInfo(uri)
-	user, _, hasPassword := strings.Cut(info, ":")
-	if !hasPassword {
-		return uri
-	}
-	scheme, rest, _ := strings.Cut(uri, "://")
-	return scheme + "://" + user + ":xxxxx" + rest[len(info):]
-}
-
-// userInfo returns the "user:password" part of a URI, or "". The driver
-// requires '@', ':' and '/' in them to be percent-encoded, so the user info
-// ends at the last '@' before the first '/' or '?'.
-func userInfo(uri string) string {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	return rest[:at]
-}
-
-// scrubber replaces the password of uri, should a message from the driver
-// quote it: the URI's user info, and the password alone (decoded too) unless
-// it is so short that replacing it would garble the message.
-func scrubber(uri string) *strings.Replacer {
-	info := userInfo(uri)
-	user, password, ok := strings.Cut(info, ":")
-	if !ok || password == "" {
-		return strings.NewReplacer()
-	}
-	pairs := []string{info, user + ":xxxxx"}
-	candidates := []string{password}
-	if decoded, err := url.PathUnescape(password); err == nil && decoded != password {
-		candidates = append(candidates, decoded)
-	}
-	for _, p := range candidates {
-		if len(p) >= 6 {
-			pairs = append(pairs, p, "xxxxx")
-		}
-	}
-	return strings.NewReplacer(pairs...)
 }
