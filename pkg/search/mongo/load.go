@@ -27,9 +27,9 @@ const (
 )
 
 // Load implements search.Store: see the package documentation. Concurrent
-// loads of one dataset through one Store run one after the other; across
-// processes the later one drops the earlier one's staging collection, and
-// the earlier one then fails, leaving the dataset to the later one.
+// loads of one dataset through one Store run one after the other; a load
+// from another Store (another process) while one runs fails at once with
+// ErrLoadRunning and changes nothing (see LeaseCollection).
 func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.LoadStats{}, err
@@ -40,7 +40,9 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	start := time.Now()
-	stats, err := s.load(ctx, d, r)
+	stats, err := s.leased(ctx, d, func(ctx context.Context, check func(context.Context) error) (search.LoadStats, error) {
+		return s.load(ctx, d, r, check)
+	})
 	if err != nil {
 		return stats, s.fail(ctx, "load dataset "+string(d), err)
 	}
@@ -49,7 +51,9 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 	return stats, nil
 }
 
-func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader) (search.LoadStats, error) {
+// load fills a staging collection and swaps it in, after check confirms
+// that the load still holds the dataset's lease.
+func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader, check func(context.Context) error) (search.LoadStats, error) {
 	if err := s.dropStaging(ctx, d); err != nil {
 		return search.LoadStats{}, err
 	}
@@ -57,7 +61,7 @@ func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader)
 	staging := s.db.Collection(stagingPrefix(d) + gen.Hex())
 	stats, err := s.fill(ctx, staging, gen, r)
 	if err == nil {
-		err = s.finish(ctx, staging, d, gen, stats)
+		err = s.finish(ctx, staging, d, gen, stats, check)
 	}
 	if err != nil {
 		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -72,7 +76,8 @@ func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader)
 }
 
 // dropStaging drops the staging collections of dataset d that earlier loads
-// left behind when they were killed.
+// left behind when they were killed. The caller holds d's lease, so no live
+// load owns them.
 func (s *Store) dropStaging(ctx context.Context, d search.Dataset) error {
 	names, err := s.db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
@@ -212,7 +217,8 @@ func (s *Store) settleDuplicates(ctx context.Context, coll *mongo.Collection, ch
 }
 
 // finish completes a filled staging collection and swaps it in.
-func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats) error {
+func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats,
+	check func(context.Context) error) error {
 	meta := metaDoc{
 		ID: metaID, Gen: gen, Schema: schemaVersion, Dataset: string(d),
 		Count: int64(stats.Stored), Read: int64(stats.Read), ImportedAt: time.Now().UTC(),
@@ -245,6 +251,9 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 	if want := int64(stats.Stored) + 1; n != want {
 		return fmt.Errorf("staging collection %s holds %d documents, want %d: was another import of dataset %s running?",
 			staging.Name(), n, want, d)
+	}
+	if err := check(ctx); err != nil {
+		return err
 	}
 	return s.swap(ctx, staging.Name(), d)
 }

@@ -25,10 +25,13 @@
 // rejected by the server and kept aside; after the last batch each key's
 // best is settled in Go, keeping the city that search.Compare ranks first,
 // in a few bulk statements. Then it writes the dataset document, builds the
-// indexes, checks the count, and swaps the staging collection in with
-// renameCollection and dropTarget, so that readers see the old dataset or the
-// new one, never a part. A failed load drops its staging collection; one
-// killed before it could is dropped by the next Load of the same dataset.
+// indexes, checks the count and its lease, and swaps the staging collection
+// in with renameCollection and dropTarget, so that readers see the old
+// dataset or the new one, never a part. A failed load drops its staging
+// collection; one killed before it could is dropped by the next Load of the
+// same dataset. A load holds its dataset's lease throughout, so that a
+// second load from another process is refused rather than racing it (see
+// LeaseCollection).
 // Servers without dropTarget (FerretDB) get two renames instead, through
 // cities_<d>__previous, which searches read while the target is missing.
 //
@@ -91,6 +94,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// BatchSize is how many cities Load sends in one insert.
 	BatchSize int
+	// LeaseTTL is how long a load's lease on its dataset outlives its last
+	// renewal (see LeaseCollection).
+	LeaseTTL time.Duration
 	// Logger hears of loads and of fallbacks; nothing is logged without it.
 	Logger *slog.Logger
 }
@@ -140,6 +146,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -113,7 +113,7 @@ func TestLoadDropsLeftoverStaging(t *testing.T) {
 	client := mongotest.Client(t, uri)
 	collections := func() []string { // the datasets' (not the leases')
 		t.Helper()
-		colls, err := client.Database(db).ListCollectionNames(t.Context(), map[string]any{})
+		colls, err := client.Database(db).ListCollectionNames(t.Context(), map[string]any{"name": map[string]any{"$regex": "^cities_"}})
 		if err != nil {
 			t.Fatal(err)
 		}
