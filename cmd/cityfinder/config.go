@@ -57,6 +57,13 @@ type config struct {
 		QueryTimeout   time.Duration `mapstructure:"query_timeout"`
 		BatchSize      int           `mapstructure:"batch_size"`
 	} `mapstructure:"mongo"`
+	// The timeouts of import's download (see download.go).
+	Download struct {
+		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
+		TLSTimeout     time.Duration `mapstructure:"tls_timeout"`
+		HeaderTimeout  time.Duration `mapstructure:"header_timeout"`
+		IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
+	} `mapstructure:"download"`
 }
 
 // setting ties a config key to the flag that overrides it. Its environment
@@ -146,7 +153,8 @@ var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, set
 	settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
-	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
+	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
+	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout}
 
 func (s setting) env() string {
 	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
@@ -241,6 +249,7 @@ func (c *config) validate() error {
 	}
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
+	errs = append(errs, validateDownload(c)...)
 	return errors.Join(errs...)
 }
 

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/internal/silent"
 	"github.com/cityfinder/cityfinder/internal/syncbuf"
 )
 
@@ -254,42 +254,9 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(run(args, os.Stdout, os.Stderr))
 }
 
-// blackhole listens on a loopback port and accepts connections that it
-// never answers: a Redis that hangs. It returns the address.
-func blackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go io.Copy(io.Discard, c) // read what is sent, answer nothing
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
+// blackhole returns the address of a loopback listener that accepts
+// connections it never answers: a Redis that hangs.
+func blackhole(t *testing.T) string { return silent.Listen(t) }
 
 // SIGTERM to a real `cityfinder serve` process while a search is in flight:
 // the process stops accepting connections at once, answers the search (200)
