@@ -39,6 +39,9 @@ type config struct {
 		CORSOrigin    []string      `mapstructure:"cors_origin"`
 		CacheMaxAge   time.Duration `mapstructure:"cache_max_age"`
 		ReadyDatasets []string      `mapstructure:"ready_datasets"`
+		// SIGTERM's drain before the shutdown, and how often new imports are looked for.
+		DrainDelay     time.Duration `mapstructure:"drain_delay"`
+		ReloadInterval time.Duration `mapstructure:"reload_interval"`
 	} `mapstructure:"server"`
 	Limiter struct {
 		Window         time.Duration `mapstructure:"window"`
@@ -154,6 +157,7 @@ var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, set
 	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
+	settingDrainDelay, settingReloadInterval,
 	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout}
 
 func (s setting) env() string {
@@ -249,6 +253,7 @@ func (c *config) validate() error {
 	}
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
+	errs = append(errs, validateLifecycle(c)...)
 	errs = append(errs, validateDownload(c)...)
 	return errors.Join(errs...)
 }

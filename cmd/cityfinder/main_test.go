@@ -275,7 +275,8 @@ func startServe(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...)...)
+		// No drain: the test's own clients are done when it ends.
+		_, _, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn", "--drain-delay", "0"}, args...)...)
 		done <- err
 	}()
 	t.Cleanup(func() {

@@ -272,7 +272,8 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "--",
-		"serve", "--data-dir", dir, "--addr", addr, "--redis-url", redisURL, "--log-level", "info", "--shutdown-timeout", "10s")
+		"serve", "--data-dir", dir, "--addr", addr, "--redis-url", redisURL, "--log-level", "info", "--shutdown-timeout", "10s",
+		"--drain-delay", "0") // the drain is TestServeDrainsOnSIGTERM's
 	cmd.Env = append(os.Environ(), "CITYFINDER_TEST_MAIN=1")
 	var stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr

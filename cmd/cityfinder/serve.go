@@ -30,7 +30,9 @@ func newServeCmd(a *app) *cobra.Command {
 the best matching cities. Each client (by remote IP, or by X-Forwarded-For from
 --trusted-proxies) may make --max searches in any --window; more get 429. With
 --redis-url every replica shares one limit per client. It picks up new imports
-without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
+without a restart (every --reload-interval, and on SIGHUP). On SIGINT or
+SIGTERM it drains for --drain-delay (/readyz answers 503, requests are still
+served; a second signal ends the drain), then shuts down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a)
@@ -44,7 +46,8 @@ without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
 		addFlag(f, s)
 	}
 	for _, s := range []setting{settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout,
-		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets} {
+		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
+		settingDrainDelay, settingReloadInterval} {
 		addFlag(f, s)
 	}
 	for _, s := range mongoSettings {
@@ -79,10 +82,12 @@ func runServe(ctx context.Context, a *app) error {
 	opts = append(opts, opsOptions(a, store, lim, limStore)...)
 	h := server.New(search.WithTypos(store), opts...)
 	c := a.cfg.Server
+	cut, stopSignals := watchSignals(ctx, a, store)
+	defer stopSignals()
 	srv := server.NewServer(c.Addr, h, a.logger, server.WithLimits(server.Limits{
 		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
 		IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes,
-	}))
+	}), server.WithDrain(c.DrainDelay, cut))
 	srv.ShutdownTimeout = c.ShutdownTimeout
 	if err := srv.Listen(); err != nil {
 		return err
@@ -112,7 +117,7 @@ func openStore(a *app, watch bool) (search.Store, error) {
 	}
 	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1}
 	if watch {
-		opts.ReloadInterval = embedded.DefaultReloadInterval
+		opts.ReloadInterval = reloadInterval(a.cfg)
 	}
 	s, err := embedded.Open(a.cfg.DataDir, opts)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,6 +39,10 @@ type Server struct {
 	logger     *slog.Logger
 	httpServer *http.Server
 	ln         net.Listener // set by Listen
+
+	drainDelay time.Duration   // see WithDrain
+	drainCut   <-chan struct{} // see WithDrain
+	draining   atomic.Bool
 }
 
 // NewServer returns a Server that will serve h on addr ("host:port"; port 0
@@ -52,7 +57,6 @@ func NewServer(addr string, h http.Handler, logger *slog.Logger, opts ...ServerO
 		addr:   addr,
 		logger: logger,
 		httpServer: &http.Server{
-			Handler:           h,
 			ReadHeaderTimeout: readHeaderTimeout,
 			ReadTimeout:       readTimeout,
 			WriteTimeout:      writeTimeout,
@@ -61,6 +65,7 @@ func NewServer(addr string, h http.Handler, logger *slog.Logger, opts ...ServerO
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},
 	}
+	s.httpServer.Handler = s.drainAware(h)
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -106,8 +111,9 @@ func (s *Server) Addr() string {
 }
 
 // Serve answers requests on the address bound by Listen until ctx is done,
-// then shuts down: it stops accepting, waits up to ShutdownTimeout for the
-// requests in flight, and returns nil once they are answered. If they are
+// then drains (see WithDrain) and shuts down: it stops accepting, waits up
+// to ShutdownTimeout for the requests in flight, and returns nil once they
+// are answered. If they are
 // not answered in time it closes their connections and returns an error.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.ln == nil {
@@ -123,6 +129,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		return fmt.Errorf("serve on %s: %w", addr, err)
 	case <-ctx.Done():
 	}
+	s.drain(addr)
 
 	timeout := s.ShutdownTimeout
 	if timeout <= 0 {

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"net/http"
+	"time"
+)
+
+// DefaultDrainDelay is a drain long enough for a load balancer that probes
+// /readyz every second or two to see it fail and stop sending.
+const DefaultDrainDelay = 5 * time.Second
+
+// readyzPath is the readiness route, which a draining Server answers itself.
+const readyzPath = "/readyz"
+
+// WithDrain makes Serve drain before it shuts down. Once its context is
+// done, GET /readyz answers 503 {"status":"draining"} at once, so that load
+// balancers stop sending; every other request is still answered, with
+// Connection: close, so that clients move their next request elsewhere;
+// and new connections are still accepted. After delay, or as soon as cut is
+// closed (a second signal), Serve shuts down gracefully. A delay of zero or
+// less shuts down at once; a nil cut never closes.
+func WithDrain(delay time.Duration, cut <-chan struct{}) ServerOption {
+	return func(s *Server) {
+		s.drainDelay, s.drainCut = delay, cut
+	}
+}
+
+// drainAware wraps the handler: while the server drains it answers
+// readiness probes with 503 and asks clients to close their connections.
+func (s *Server) drainAware(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.draining.Load() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Connection", "close")
+		if r.URL.Path != readyzPath || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header()["Cache-Control"] = noStore
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write([]byte(`{"status":"draining"}`))
+		}
+	})
+}
+
+// drain turns the server's readiness off and waits out the drain delay, or
+// until the drain is cut short.
+func (s *Server) drain(addr string) {
+	if s.drainDelay <= 0 {
+		return
+	}
+	s.draining.Store(true)
+	s.logger.Info("draining: /readyz answers 503 while requests are still served",
+		"addr", addr, "delay", s.drainDelay)
+	t := time.NewTimer(s.drainDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.drainCut:
+		s.logger.Info("drain cut short by a second signal", "addr", addr)
+	}
+}
