@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -115,9 +114,10 @@ func openStore(a *app, watch bool) (search.Store, error) {
 		}
 		return s, nil
 	}
-	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1}
+	// Import and query read only the snapshots they use.
+	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1, Lazy: true}
 	if watch {
-		opts.ReloadInterval = reloadInterval(a.cfg)
+		opts.ReloadInterval, opts.Lazy = reloadInterval(a.cfg), false
 	}
 	s, err := embedded.Open(a.cfg.DataDir, opts)
 	if err != nil {
@@ -158,7 +158,7 @@ func countDatasets(ctx context.Context, a *app, store search.Store) map[search.D
 			n = -1
 			a.logger.Warn("cannot count dataset "+string(d)+"; serving anyway", "err", err)
 		case n == 0:
-			a.logger.Warn(fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", d, d))
+			warnEmpty(ctx, a, store, d)
 		}
 		counts[d] = n
 	}

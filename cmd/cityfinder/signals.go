@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"sync"
@@ -87,4 +89,16 @@ func reloadDatasets(ctx context.Context, a *app, store search.Store) {
 	counts := countDatasets(ctx, a, store)
 	a.logger.Info("SIGHUP: datasets reloaded", "store", storeName(a),
 		"small", counts[search.Small], "large", counts[search.Large])
+}
+
+// warnEmpty logs why dataset d holds no city: never imported, or a
+// snapshot that cannot be read (which a search of it explains, with how to
+// recover).
+func warnEmpty(ctx context.Context, a *app, store search.Searcher, d search.Dataset) {
+	_, err := store.Search(ctx, search.Query{Dataset: d, Prefix: "zz", Limit: 1})
+	if err == nil || errors.Is(err, search.ErrEmptyDataset) {
+		a.logger.Warn(fmt.Sprintf("dataset %s is empty: run `cityfinder import --dataset %s`", d, d))
+		return
+	}
+	a.logger.Error(fmt.Sprintf("dataset %s cannot be served", d), "err", err)
 }

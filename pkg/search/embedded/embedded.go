@@ -44,6 +44,11 @@ type Options struct {
 	ScanLimit int
 	// Logger receives reload events and errors.
 	Logger *slog.Logger
+	// Lazy leaves each snapshot unread until a search, count or load first
+	// needs its dataset, so that a process that uses one dataset (an
+	// import, a query) never holds the others in memory. Reloads then look
+	// only at the datasets already read.
+	Lazy bool
 }
 
 // Store is the embedded search.Store.
@@ -56,6 +61,8 @@ type Store struct {
 	files     map[search.Dataset]fs.FileInfo
 	broken    map[search.Dataset]error // a snapshot file that could not be read
 	closed    bool
+	openMu    sync.Mutex              // serialises first reads; guards opened
+	opened    map[search.Dataset]bool // with Lazy, the datasets read at least once
 	stop      chan struct{}
 	pollDone  chan struct{}
 	closeOnce sync.Once
@@ -89,13 +96,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		snaps:  make(map[search.Dataset]*snapshot),
 		files:  make(map[search.Dataset]fs.FileInfo),
 		broken: make(map[search.Dataset]error),
+		opened: make(map[search.Dataset]bool),
 		stop:   make(chan struct{}),
 	}
-	// A snapshot that cannot be read (say, from an older version) must not
-	// keep the store from opening: import replaces it, and searches of
-	// that dataset say what is wrong.
-	if err := s.Reload(); err != nil {
-		s.log.Error("open store", "err", err)
+	// A snapshot that cannot be read (corrupt, or from an older version)
+	// must not keep the store from opening: import replaces it, and
+	// searches of that dataset say what is wrong and how to recover.
+	if !opts.Lazy {
+		_ = s.Reload()
 	}
 	if opts.ReloadInterval > 0 {
 		s.pollDone = make(chan struct{})
@@ -117,6 +125,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.use(q.Dataset)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -124,10 +133,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	}
 	snap := s.snaps[q.Dataset]
 	if snap == nil {
-		if err := s.broken[q.Dataset]; err != nil {
-			return nil, fmt.Errorf("%w: %w (run `cityfinder import --dataset %s`)", search.ErrUnavailable, err, q.Dataset)
-		}
-		return nil, search.EmptyDatasetError(q.Dataset)
+		return nil, s.missing(q.Dataset)
 	}
 	var buf [search.MaxLimit]uint32
 	return snap.cities(snap.find(q.Prefix, q.Countries, q.Limit, buf[:0])), nil
@@ -138,11 +144,12 @@ func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap := s.snaps[d]
 	if snap == nil {
-		return search.EmptyDatasetError(d)
+		return s.missing(d)
 	}
 	snap.walkTrie(visit)
 	return nil
@@ -153,17 +160,19 @@ func (s *Store) Extensions(ctx context.Context, d search.Dataset, prefix string)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap := s.snaps[d]
 	if snap == nil {
-		return nil, search.EmptyDatasetError(d)
+		return nil, s.missing(d)
 	}
 	return snap.extensions(prefix, nil), nil
 }
 
 // Count returns how many cities dataset d holds (0 when not imported).
 func (s *Store) Count(d search.Dataset) int {
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if snap := s.snaps[d]; snap != nil {
@@ -176,6 +185,7 @@ func (s *Store) Count(d search.Dataset) int {
 // as mapped now, was written (0 and the zero time when not imported), for
 // metrics.
 func (s *Store) Info(d search.Dataset) (count int, modTime time.Time) {
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if snap, fi := s.snaps[d], s.files[d]; snap != nil && fi != nil {
@@ -215,6 +225,9 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader)
 		return stats, fmt.Errorf("replace %s: %w", final, err)
 	}
 	syncDir(s.dir)
+	if !s.read(d) {
+		return stats, nil // read when first used
+	}
 	if err := s.reload(d); err != nil {
 		return stats, err
 	}
@@ -239,12 +252,15 @@ func syncDir(dir string) {
 	}
 }
 
-// Reload maps every dataset whose snapshot file changed since it was last
-// mapped. The Store calls it every ReloadInterval; tests may call it directly.
+// Reload reads every dataset whose snapshot file changed since it was last
+// read (with Lazy, of those read already). The Store calls it every
+// ReloadInterval; serve calls it on SIGHUP, tests directly.
 func (s *Store) Reload() error {
 	var errs []error
 	for _, d := range search.Datasets {
-		errs = append(errs, s.reload(d))
+		if s.read(d) {
+			errs = append(errs, s.reload(d))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -266,6 +282,7 @@ func (s *Store) reload(d search.Dataset) error {
 	}
 	snap, err := openSnapshot(path)
 	if err != nil {
+		err = &unreadableError{d: d, err: err}
 		s.mu.Lock()
 		if s.snaps[d] == nil {
 			s.broken[d] = err
