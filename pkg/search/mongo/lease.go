@@ -17,13 +17,15 @@ import (
 // Leases keep two loads of one dataset from running at once, from any
 // process on any host. A load first takes the dataset's lease, a document
 // of the collection LeaseCollection, {_id: "load:<dataset>", owner, host,
-// pid, since, expires}; it renews it every third of Options.LeaseTTL while
+// pid, pid_space, since, expires}; it renews it every third of Options.LeaseTTL while
 // it runs, checks that it still holds it just before the swap, and deletes
 // it at the end. A second load finds the lease held and fails at once with
 // ErrLoadRunning, touching nothing: it never drops the first one's staging
 // collection. A load killed before it could delete its lease holds the
 // dataset until the lease expires, LeaseTTL after its last renewal; the
-// next load then takes the lease over and drops what the dead one left.
+// next load then takes the lease over and drops what the dead one left. On
+// Linux, a load on the same host and in the same PID namespace as a
+// holder whose process is gone takes its lease over at once.
 //
 // Expiry is reckoned by the clocks of the loading hosts: hosts whose clocks
 // disagree by more than LeaseTTL could both believe they hold a lease.
@@ -50,6 +52,7 @@ type leaseDoc struct {
 	Owner   bson.ObjectID `bson:"owner"`
 	Host    string        `bson:"host"`
 	PID     int           `bson:"pid"`
+	Space   string        `bson:"pid_space,omitempty"` // see processSpace
 	Since   time.Time     `bson:"since"`
 	Expires time.Time     `bson:"expires"`
 }
@@ -71,7 +74,7 @@ func (s *Store) acquire(ctx context.Context, d search.Dataset) (*lease, error) {
 	l := &lease{coll: s.db.Collection(LeaseCollection), id: leaseID(d), owner: bson.NewObjectID(), ttl: s.opts.LeaseTTL}
 	host, _ := os.Hostname()
 	now := time.Now()
-	doc := leaseDoc{ID: l.id, Owner: l.owner, Host: host, PID: os.Getpid(), Since: now, Expires: now.Add(l.ttl)}
+	doc := leaseDoc{ID: l.id, Owner: l.owner, Host: host, PID: os.Getpid(), Space: processSpace(), Since: now, Expires: now.Add(l.ttl)}
 	filter := bson.D{{Key: "_id", Value: l.id}, {Key: "expires", Value: bson.D{{Key: "$lt", Value: now}}}}
 	_, err := l.coll.ReplaceOne(ctx, filter, doc, options.Replace().SetUpsert(true))
 	if err == nil {
@@ -84,6 +87,14 @@ func (s *Store) acquire(ctx context.Context, d search.Dataset) (*lease, error) {
 	if err := l.coll.FindOne(ctx, bson.D{{Key: "_id", Value: l.id}}).Decode(&held); err != nil {
 		// Released between the two statements: the caller may try again.
 		return nil, ErrLoadRunning
+	}
+	if held.Host == doc.Host && held.Space != "" && held.Space == doc.Space && processGone(held.PID) {
+		// Its holder died here: take it over, unless another load just did.
+		res, err := l.coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: l.id}, {Key: "owner", Value: held.Owner}}, doc)
+		if err == nil && res.MatchedCount == 1 {
+			s.log.Info("took over the lease of an import that died", "dataset", d, "pid", held.PID, "since", held.Since)
+			return l, nil
+		}
 	}
 	return nil, fmt.Errorf("%w: process %d on %s has been importing it since %s; try again when it has finished, "+
 		"or after %s if it died", ErrLoadRunning, held.PID, held.Host,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -116,7 +118,8 @@ func TestConcurrentLoadsOfOneDataset(t *testing.T) {
 
 // A lease left by an import that died holds the dataset until it expires;
 // then the next load takes it over and drops the dead load's staging
-// collection.
+// collection. On Linux, one whose holder ran on this host, in this PID
+// namespace, and is gone is taken over at once.
 func TestLeaseOfADeadImport(t *testing.T) {
 	uri := mongotest.URI(t)
 	db := mongotest.Database(t, uri)
@@ -124,10 +127,14 @@ func TestLeaseOfADeadImport(t *testing.T) {
 	defer s.Close()
 	client := mongotest.Client(t, uri)
 	leases := client.Database(db).Collection(mongo.LeaseCollection)
-	plant := func(expires time.Time) {
+	plant := func(host string, pid int, space string, expires time.Time) {
 		t.Helper()
+		if _, err := leases.DeleteMany(t.Context(), bson.D{}); err != nil {
+			t.Fatal(err)
+		}
 		_, err := leases.InsertOne(t.Context(), bson.D{{Key: "_id", Value: "load:small"}, {Key: "owner", Value: bson.NewObjectID()},
-			{Key: "host", Value: "elsewhere"}, {Key: "pid", Value: 4242}, {Key: "since", Value: time.Now().Add(-time.Hour)}, {Key: "expires", Value: expires}})
+			{Key: "host", Value: host}, {Key: "pid", Value: pid}, {Key: "pid_space", Value: space},
+			{Key: "since", Value: time.Now().Add(-time.Hour)}, {Key: "expires", Value: expires}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +145,7 @@ func TestLeaseOfADeadImport(t *testing.T) {
 	}
 	cities := &search.SliceReader{Cities: []search.City{storetest.City("Paris", "France", "", 0)}}
 
-	plant(time.Now().Add(time.Hour))
+	plant("elsewhere", 4242, "", time.Now().Add(time.Hour))
 	_, err := s.Load(t.Context(), search.Small, cities)
 	if !errors.Is(err, mongo.ErrLoadRunning) || !strings.Contains(err.Error(), "process 4242 on elsewhere") {
 		t.Fatalf("load under a live lease: err = %v, want ErrLoadRunning naming its holder", err)
@@ -147,16 +154,33 @@ func TestLeaseOfADeadImport(t *testing.T) {
 		t.Errorf("the refused load touched the staging collections: %q", got)
 	}
 
-	if _, err := leases.DeleteMany(t.Context(), bson.D{}); err != nil {
-		t.Fatal(err)
-	}
-	plant(time.Now().Add(-time.Second))
+	plant("elsewhere", 4242, "", time.Now().Add(-time.Second))
 	storetest.MustLoad(t, s, search.Small, storetest.City("Paris", "France", "", 0))
 	if got := stagingCollections(t, client, db); len(got) != 0 {
 		t.Errorf("staging collections after the takeover: %q, want none", got)
 	}
 	if n, err := leases.CountDocuments(t.Context(), bson.D{}); err != nil || n != 0 {
 		t.Errorf("leases left after the load: %d, %v; want none", n, err)
+	}
+
+	space, err := os.Readlink("/proc/self/ns/pid")
+	if runtime.GOOS != "linux" || err != nil {
+		t.Skip("telling a dead holder on this host needs Linux's PID namespaces")
+	}
+	host, _ := os.Hostname()
+	plant(host, os.Getpid(), space, time.Now().Add(time.Hour)) // alive: this test
+	if _, err := s.Load(t.Context(), search.Small, cities); !errors.Is(err, mongo.ErrLoadRunning) {
+		t.Errorf("load under a live lease of this host: err = %v, want ErrLoadRunning", err)
+	}
+	dead := exec.Command(os.Args[0], "-test.run=^$")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	plant(host, dead.Process.Pid, space, time.Now().Add(time.Hour))
+	storetest.MustLoad(t, s, search.Small, storetest.City("Paris", "France", "", 0))
+	plant(host, dead.Process.Pid, "pid:[1]", time.Now().Add(time.Hour)) // another PID namespace: its PIDs are not ours
+	if _, err := s.Load(t.Context(), search.Small, cities); !errors.Is(err, mongo.ErrLoadRunning) {
+		t.Errorf("load under a lease of another PID namespace: err = %v, want ErrLoadRunning", err)
 	}
 }
 
