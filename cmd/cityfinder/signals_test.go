@@ -158,17 +158,7 @@ func TestLifecycleAndDownloadSettings(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			cmd, _, err := newRootCmd().Find([]string{tc.cmd})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.ParseFlags(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := loadConfig(cmd.Flags())
-			if err != nil {
-				t.Fatal(err)
-			}
+			cfg := mustLoadConfig(t, tc.cmd, tc.args...)
 			if cfg.Server.DrainDelay != tc.drain || cfg.Server.ReloadInterval != tc.reload || downloadTimeouts(cfg) != tc.timeout {
 				t.Errorf("got drain %s, reload %s, download %+v; want %s, %s, %+v",
 					cfg.Server.DrainDelay, cfg.Server.ReloadInterval, downloadTimeouts(cfg), tc.drain, tc.reload, tc.timeout)
@@ -183,4 +173,22 @@ func TestLifecycleAndDownloadSettings(t *testing.T) {
 			t.Errorf("cityfinder %s: err = %v, want it invalid", strings.Join(args, " "), err)
 		}
 	}
+}
+
+// mustLoadConfig returns the configuration that command would run with,
+// given args.
+func mustLoadConfig(t *testing.T, command string, args ...string) *config {
+	t.Helper()
+	cmd, _, err := newRootCmd().Find([]string{command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(cmd.Flags())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -75,16 +75,18 @@ func TestConcurrentLoadsOfOneDataset(t *testing.T) {
 	leases := client.Database(db).Collection(mongo.LeaseCollection)
 	// Renewed twice: the lease lives on past its TTL while the load runs.
 	var expiries []time.Time
-	waitUntil(t, 20*time.Second, "two renewals of the lease", func() bool {
+	for deadline := time.Now().Add(20 * time.Second); len(expiries) < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease's expiry took %d values in 20s, want 3: not renewed", len(expiries))
+		}
 		var l struct{ Expires time.Time }
 		if err := leases.FindOne(t.Context(), bson.D{{Key: "_id", Value: "load:small"}}).Decode(&l); err != nil {
-			return false
+			continue
 		}
 		if len(expiries) == 0 || !l.Expires.Equal(expiries[len(expiries)-1]) {
 			expiries = append(expiries, l.Expires)
 		}
-		return len(expiries) >= 3
-	})
+	}
 	staging := stagingCollections(t, client, db)
 	if len(staging) != 1 {
 		t.Fatalf("staging collections while the first load runs: %q, want one", staging)
@@ -199,17 +201,4 @@ func stagingCollections(t *testing.T, client *driver.Client, db string) []string
 	}
 	slices.Sort(staging)
 	return staging
-}
-
-// waitUntil polls cond every 20ms until it holds, failing the test after
-// timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
