@@ -40,6 +40,9 @@ type config struct {
 		CORSOrigin    []string      `mapstructure:"cors_origin"`
 		CacheMaxAge   time.Duration `mapstructure:"cache_max_age"`
 		ReadyDatasets []string      `mapstructure:"ready_datasets"`
+		// SIGTERM's drain before the shutdown, and how often new imports are looked for.
+		DrainDelay     time.Duration `mapstructure:"drain_delay"`
+		ReloadInterval time.Duration `mapstructure:"reload_interval"`
 	} `mapstructure:"server"`
 	Limiter struct {
 		Window          time.Duration `mapstructure:"window"`
@@ -59,6 +62,13 @@ type config struct {
 		QueryTimeout   time.Duration `mapstructure:"query_timeout"`
 		BatchSize      int           `mapstructure:"batch_size"`
 	} `mapstructure:"mongo"`
+	// The timeouts of import's download (see download.go).
+	Download struct {
+		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
+		TLSTimeout     time.Duration `mapstructure:"tls_timeout"`
+		HeaderTimeout  time.Duration `mapstructure:"header_timeout"`
+		IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
+	} `mapstructure:"download"`
 }
 
 // setting ties a config key to the flag that overrides it. Its environment
@@ -114,13 +124,15 @@ var (
 	mongoSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
 )
 
-// validateMongo checks the MongoDB settings; a URI is named with its
-// password redacted.
+// validateMongo checks the MongoDB settings. A URI is never quoted, not
+// even in part: it may hold a password.
 func validateMongo(c *config) []error {
 	m := c.Mongo
 	var errs []error
-	if m.URI != "" && !strings.HasPrefix(m.URI, "mongodb://") && !strings.HasPrefix(m.URI, "mongodb+srv://") {
-		errs = append(errs, fmt.Errorf("invalid --mongo-uri %q: use mongodb://… or mongodb+srv://…", mongo.RedactURI(m.URI)))
+	if m.URI != "" {
+		if err := mongo.CheckURI(m.URI); err != nil {
+			errs = append(errs, fmt.Errorf("invalid --mongo-uri: %w", err))
+		}
 	}
 	if m.DB == "" {
 		errs = append(errs, errors.New("invalid --mongo-db: empty"))
@@ -149,7 +161,9 @@ var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, set
 	settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
-	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
+	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
+	settingDrainDelay, settingReloadInterval,
+	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout}
 
 func (s setting) env() string {
 	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
@@ -242,6 +256,8 @@ func (c *config) validate() error {
 	}
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
+	errs = append(errs, validateLifecycle(c)...)
+	errs = append(errs, validateDownload(c)...)
 	return errors.Join(errs...)
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -29,7 +28,9 @@ func newServeCmd(a *app) *cobra.Command {
 the best matching cities. Each client (by remote IP, or by X-Forwarded-For from
 --trusted-proxies) may make --max searches in any --window; more get 429. With
 --redis-url every replica shares one limit per client. It picks up new imports
-without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
+without a restart (every --reload-interval, and on SIGHUP). On SIGINT or
+SIGTERM it drains for --drain-delay (/readyz answers 503, requests are still
+served; a second signal ends the drain), then shuts down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a)
@@ -43,7 +44,8 @@ without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
 		addFlag(f, s)
 	}
 	for _, s := range []setting{settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout,
-		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets} {
+		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
+		settingDrainDelay, settingReloadInterval} {
 		addFlag(f, s)
 	}
 	for _, s := range mongoSettings {
@@ -78,6 +80,8 @@ func runServe(ctx context.Context, a *app) error {
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
 	opts = append(opts, opsOptions(a, svc, lim, limStore)...)
 	c := a.cfg.Server
+	cut, stopSignals := watchSignals(ctx, a, svc, store)
+	defer stopSignals()
 	srv, err := server.Listen(server.Config{
 		Addr:    c.Addr,
 		Handler: server.New(svc, opts...),
@@ -86,6 +90,8 @@ func runServe(ctx context.Context, a *app) error {
 			IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes,
 		},
 		ShutdownTimeout: c.ShutdownTimeout,
+		DrainDelay:      c.DrainDelay,
+		DrainCut:        cut,
 		Logger:          a.logger,
 	})
 	if err != nil {
@@ -114,9 +120,10 @@ func openStore(a *app, watch bool) (search.Store, error) {
 		}
 		return s, nil
 	}
-	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1}
+	// Import and query read only the snapshots they use.
+	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1, Lazy: true}
 	if watch {
-		opts.ReloadInterval = embedded.DefaultReloadInterval
+		opts.ReloadInterval, opts.Lazy = reloadInterval(a.cfg), false
 	}
 	s, err := embedded.Open(a.cfg.DataDir, opts)
 	if err != nil {
@@ -128,7 +135,7 @@ func openStore(a *app, watch bool) (search.Store, error) {
 // storeName says where the datasets are, for logs.
 func storeName(a *app) string {
 	if m := a.cfg.Mongo; m.URI != "" {
-		return fmt.Sprintf("MongoDB database %s at %s", m.DB, mongo.RedactURI(m.URI))
+		return mongo.Describe(m.URI, m.DB)
 	}
 	return "embedded store in " + a.cfg.DataDir
 }

@@ -80,7 +80,17 @@ var (
 	// ErrUnavailable means the store's backing service cannot be reached,
 	// or its data cannot be read.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrCorrupt means the stored copy of a dataset is damaged or was
+	// written by another version: the dataset is unavailable until it is
+	// imported again. It matches ErrUnavailable.
+	ErrCorrupt error = corruptError{}
 )
+
+type corruptError struct{}
+
+func (corruptError) Error() string { return "dataset is corrupt" }
+
+func (corruptError) Is(target error) bool { return target == ErrUnavailable }
 
 // EmptyDatasetError returns an error that matches ErrEmptyDataset and names
 // dataset d.

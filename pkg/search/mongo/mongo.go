@@ -29,10 +29,13 @@
 // rejected by the server and kept aside; after the last batch each key's
 // best is settled in Go, keeping the city that search.Compare ranks first,
 // in a few bulk statements. Then it writes the dataset document, builds the
-// indexes, checks the count, and swaps the staging collection in with
-// renameCollection and dropTarget, so that readers see the old dataset or the
-// new one, never a part. A failed load drops its staging collection; one
-// killed before it could is dropped by the next Load of the same dataset.
+// indexes, checks the count and its lease, and swaps the staging collection
+// in with renameCollection and dropTarget, so that readers see the old
+// dataset or the new one, never a part. A failed load drops its staging
+// collection; one killed before it could is dropped by the next Load of the
+// same dataset. A load holds its dataset's lease throughout, so that a
+// second load from another process is refused rather than racing it (see
+// LeaseCollection).
 // Servers without dropTarget (FerretDB) get two renames instead, through
 // cities_<d>__previous, which searches read while the target is missing.
 //
@@ -69,7 +72,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,6 +109,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// BatchSize is how many cities Load sends in one insert.
 	BatchSize int
+	// LeaseTTL is how long a load's lease on its dataset outlives its last
+	// renewal (see LeaseCollection).
+	LeaseTTL time.Duration
 	// Logger hears of loads and of fallbacks; nothing is logged without it.
 	Logger *slog.Logger
 }
@@ -114,8 +119,8 @@ type Options struct {
 // Store is the MongoDB search.Store. It is safe for concurrent use.
 type Store struct {
 	opts    Options
-	uri     string            // redacted, for messages
-	secrets *strings.Replacer // scrubs the URI's password from messages
+	where   string            // the database and hosts, for messages (see Describe)
+	secrets *strings.Replacer // scrubs the URI's password from the driver's messages
 	client  *mongo.Client
 	db      *mongo.Database
 	log     *slog.Logger
@@ -136,6 +141,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.URI == "" {
 		return nil, errors.New("mongo store: no URI")
 	}
+	if err := CheckURI(opts.URI); err != nil {
+		return nil, fmt.Errorf("mongo store: invalid URI: %w", err)
+	}
 	if opts.Database == "" {
 		opts.Database = DefaultDatabase
 	}
@@ -151,12 +159,15 @@ func Open(opts Options) (*Store, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
 		opts:    opts,
-		uri:     RedactURI(opts.URI),
+		where:   Describe(opts.URI, opts.Database),
 		secrets: scrubber(opts.URI),
 		log:     opts.Logger.With("component", "mongo"),
 	}
@@ -176,10 +187,8 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// String names the store for logs: the database and the redacted URI.
-func (s *Store) String() string {
-	return fmt.Sprintf("MongoDB database %s at %s", s.opts.Database, s.uri)
-}
+// String names the store for logs: the database and the hosts.
+func (s *Store) String() string { return s.where }
 
 // Close disconnects from the server, waiting at most ConnectTimeout for
 // operations in flight. Searches and loads after Close fail with
@@ -234,7 +243,7 @@ func (s *Store) check(ctx context.Context) error {
 		return err
 	}
 	if s.closed.Load() {
-		return fmt.Errorf("mongo store %s: %w: closed", s.uri, search.ErrUnavailable)
+		return fmt.Errorf("%s: %w: closed", s.where, search.ErrUnavailable)
 	}
 	return nil
 }
@@ -267,13 +276,13 @@ func (e *opError) Unwrap() []error { return e.errs }
 // fail describes err, from operation op: ctx's own end stays itself; a
 // server that cannot be reached or cannot answer in time becomes
 // search.ErrUnavailable; search's sentinels and the reader's errors stay
-// as they are. The text names the server, password redacted.
+// as they are. The text names the database and hosts, never the URI.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	errs := []error{err}
-	text := fmt.Sprintf("%s on %s: %v", op, s.uri, err)
+	text := fmt.Sprintf("%s on %s: %v", op, s.where, err)
 	if ctx.Err() == nil && unavailable(err) {
 		errs = []error{search.ErrUnavailable, err}
-		text = fmt.Sprintf("%s on %s: %v: %v", op, s.uri, search.ErrUnavailable, err)
+		text = fmt.Sprintf("%s on %s: %v: %v", op, s.where, search.ErrUnavailable, err)
 	}
 	return &opError{text: s.secrets.Replace(text), errs: errs}
 }
@@ -311,57 +320,4 @@ func unavailable(err error) bool {
 		}
 	}
 	return false
-}
-
-// RedactURI returns uri with the password of its user info replaced by
-// "xxxxx", for messages and logs:
-// mongodb://app:s3cret@db1,db2/?replicaSet=rs → mongodb://app:xxxxx@db1,db2/?replicaSet=rs.
-func RedactURI(uri string) string {
-	info := userInfo(uri)
-	user, _, hasPassword := strings.Cut(info, ":")
-	if !hasPassword {
-		return uri
-	}
-	scheme, rest, _ := strings.Cut(uri, "://")
-	return scheme + "://" + user + ":xxxxx" + rest[len(info):]
-}
-
-// userInfo returns the "user:password" part of a URI, or "". The driver
-// requires '@', ':' and '/' in them to be percent-encoded, so the user info
-// ends at the last '@' before the first '/' or '?'.
-func userInfo(uri string) string {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	return rest[:at]
-}
-
-// scrubber replaces the password of uri, should a message from the driver
-// quote it: the URI's user info, and the password alone (decoded too) unless
-// it is so short that replacing it would garble the message.
-func scrubber(uri string) *strings.Replacer {
-	info := userInfo(uri)
-	user, password, ok := strings.Cut(info, ":")
-	if !ok || password == "" {
-		return strings.NewReplacer()
-	}
-	pairs := []string{info, user + ":xxxxx"}
-	candidates := []string{password}
-	if decoded, err := url.PathUnescape(password); err == nil && decoded != password {
-		candidates = append(candidates, decoded)
-	}
-	for _, p := range candidates {
-		if len(p) >= 6 {
-			pairs = append(pairs, p, "xxxxx")
-		}
-	}
-	return strings.NewReplacer(pairs...)
 }
