@@ -72,6 +72,8 @@ type cityJSON struct {
 	ID          uint32       `json:"id,omitempty"`
 	Match       *Span        `json:"match,omitempty"`
 	Matched     *matchedJSON `json:"matched,omitempty"`
+	Edits       int          `json:"edits,omitempty"`
+	Corrected   string       `json:"corrected,omitempty"`
 }
 
 // matchedJSON is the wire form of a NameMatch.
@@ -126,6 +128,7 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 	if m := j.Matched; m != nil {
 		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}}
 	}
+	h.Edits, h.Corrected = j.Edits, j.Corrected
 	return nil
 }
 
@@ -153,6 +156,12 @@ func (h *Hit) appendJSON(dst []byte) []byte {
 		dst = append(dst, `,"matched":{"name":`...)
 		dst = appendJSONString(dst, m.Name)
 		dst = append(appendSpanFields(append(dst, ','), m.Span), '}')
+	}
+	if h.Edits > 0 {
+		dst = append(dst, `,"edits":`...)
+		dst = strconv.AppendInt(dst, int64(h.Edits), 10)
+		dst = append(dst, `,"corrected":`...)
+		dst = appendJSONString(dst, h.Corrected)
 	}
 	return append(dst, '}')
 }

@@ -225,6 +225,26 @@ type LoadOptions struct {
 	// (Cities is 0 when there is none) and next the new content. An
 	// error from Check fails the Load, wrapped, and keeps the old dataset.
 	Check func(prev DatasetStats, next LoadStats) error
+	// Phase, when not nil, hears each step a store takes after it has read
+	// the last city, named in a word (PhaseSorting, PhaseIndexing,
+	// PhaseWriting, PhaseSwapping; a store takes those it needs, in that
+	// order), so that a long import never looks stuck.
+	Phase func(name string)
+}
+
+// The steps of a Load after reading (see LoadOptions.Phase).
+const (
+	PhaseSorting  = "sorting"
+	PhaseIndexing = "indexing"
+	PhaseWriting  = "writing"
+	PhaseSwapping = "swapping"
+)
+
+// Enter tells o.Phase, if any, that a Load enters step name.
+func (o LoadOptions) Enter(name string) {
+	if o.Phase != nil {
+		o.Phase(name)
+	}
 }
 
 // Source describes the file a dataset was imported from.

@@ -59,6 +59,10 @@ type Hit struct {
 	// Edits is how many typos were corrected to match: 0 for a prefix
 	// match, which always ranks before typo matches.
 	Edits int
+	// Corrected is, for a typo match, the folded text the query was
+	// corrected to ("zurich" for "zuirch"): what a page can show as
+	// "Showing results for zurich".
+	Corrected string
 }
 
 // NameMatch is an alternate name that a query matched.
@@ -71,6 +75,9 @@ type NameMatch struct {
 // matched.
 func hit(f *Found, n, edits int) Hit {
 	h := Hit{City: f.City, Edits: edits}
+	if edits > 0 {
+		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
+	}
 	span := MatchSpan(f.KeyName(f.Key), min(n, len(f.Key.Slug)))
 	if f.Key.Alt == 0 {
 		h.Match = span

@@ -400,6 +400,8 @@ type build struct {
 	scanLimit, listCap int
 	// source is the file the cities come from.
 	source search.Source
+	// enter hears the steps after reading (see search.LoadOptions.Phase).
+	enter func(phase string)
 }
 
 // write writes the snapshot with its precomputed prefixes to w, which must
@@ -551,6 +553,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	if err != nil {
 		return stats, err
 	}
+	b.enter(search.PhaseSorting)
 	s, err := bld.sorted(ctx)
 	if err != nil {
 		return stats, err
@@ -558,11 +561,13 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	stats.Stored = s.count
 	bld = nil // let the unsorted copy go before the lists are built
 	sorted := lap()
+	b.enter(search.PhaseIndexing)
 	heavy := s.precompute(b.scanLimit, b.listCap)
 	ranked := lap()
 	if err := ctx.Err(); err != nil {
 		return stats, err
 	}
+	b.enter(search.PhaseWriting)
 	f, err := createFile(path)
 	if err != nil {
 		return stats, err

@@ -211,7 +211,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 
 	final := s.Path(d)
 	tmp := filepath.Join(s.dir, fmt.Sprintf(".%s%s.tmp-%d", d, FileExt, time.Now().UnixNano()))
-	stats, err := buildFile(ctx, r, tmp, build{scanLimit: s.opts.ScanLimit, listCap: search.MaxLimit, source: opts.Source}, s.log)
+	stats, err := buildFile(ctx, r, tmp, build{scanLimit: s.opts.ScanLimit, listCap: search.MaxLimit, source: opts.Source, enter: opts.Enter}, s.log)
 	if err != nil {
 		os.Remove(tmp)
 		return stats, err
@@ -222,6 +222,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, err
 		}
 	}
+	opts.Enter(search.PhaseSwapping)
 	if err := os.Rename(tmp, final); err != nil {
 		os.Remove(tmp)
 		return stats, fmt.Errorf("replace %s: %w", final, err)

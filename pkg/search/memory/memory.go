@@ -154,6 +154,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 	if err != nil {
 		return stats, err
 	}
+	opts.Enter(search.PhaseIndexing)
 	var keys []key
 	for i := range cities {
 		for _, k := range search.Keys(&cities[i]) {
@@ -161,6 +162,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.Slug, b.Slug) })
+	opts.Enter(search.PhaseSwapping)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

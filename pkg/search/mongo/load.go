@@ -236,6 +236,7 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 	}
 	// Building the indexes once after the inserts is cheaper than keeping
 	// them up to date during them.
+	opts.Enter(search.PhaseIndexing)
 	_, err := staging.Indexes().CreateMany(ctx, []mongo.IndexModel{
 		{
 			Keys: bson.D{{Key: "prefixes", Value: 1}, {Key: "population", Value: -1}, {Key: "slug_len", Value: 1}, {Key: "slug", Value: 1},
@@ -284,6 +285,7 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 	if err := lease(ctx); err != nil {
 		return err
 	}
+	opts.Enter(search.PhaseSwapping)
 	return s.swap(ctx, staging.Name(), d)
 }
 

@@ -58,6 +58,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"unloaded dataset is empty", testUnloaded},
 		{"stats describe the loaded dataset", testStats},
 		{"check can refuse a load", testCheck},
+		{"load reports its phases", testPhases},
 		{"invalid queries are rejected", testInvalid},
 		{"ranks without population", testRankNoPopulation},
 		{"ranks by population with exact boost", testRankPopulation},
@@ -188,6 +189,27 @@ func testStats(t *testing.T, open Opener) {
 	MustLoad(t, s, search.Small, City("Parla", "Spain", "Madrid", 0))
 	if got, err := s.Stats(t.Context(), search.Small); err != nil || got.Cities != 1 || got.Source != (search.Source{}) {
 		t.Errorf("after a second load without a source: %+v, %v; want 1 city and no source", got, err)
+	}
+}
+
+func testPhases(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	var phases []string
+	opts := search.LoadOptions{Phase: func(p string) { phases = append(phases, p) }}
+	if _, err := s.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{City("Paris", "France", "", 0)}}, opts); err != nil {
+		t.Fatal(err)
+	}
+	order := []string{search.PhaseSorting, search.PhaseIndexing, search.PhaseWriting, search.PhaseSwapping}
+	next := 0
+	for _, p := range phases {
+		i := slices.Index(order[next:], p)
+		if i < 0 {
+			t.Fatalf("phases %q: %q is unknown, repeated or out of order", phases, p)
+		}
+		next += i + 1
+	}
+	if len(phases) == 0 || phases[len(phases)-1] != search.PhaseSwapping {
+		t.Errorf("phases %q, want them to end with %q", phases, search.PhaseSwapping)
 	}
 }
 
