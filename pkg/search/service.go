@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -23,7 +22,8 @@ const (
 type Request struct {
 	// Dataset is the dataset to search; "" means Small.
 	Dataset Dataset
-	// Text is the query as typed: it is trimmed, checked and folded.
+	// Text is the query as typed: it is trimmed, checked and folded; it
+	// needs MinQueryLetters letters or digits once folded.
 	Text string
 	// Limit is how many cities to return at most, 1..MaxLimit: the edges
 	// fill in DefaultLimit when the person did not say.
@@ -40,8 +40,7 @@ type Request struct {
 type Result struct {
 	// Dataset is the dataset that was searched.
 	Dataset Dataset
-	// Prefix is the folded query that the cities matched; empty when the
-	// text folds to nothing, and then Hits is empty.
+	// Prefix is the folded query that the cities matched.
 	Prefix string
 	// Hits are the cities found, best first; never nil.
 	Hits []Hit
@@ -113,12 +112,6 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Dataset: q.Dataset, Prefix: q.Prefix}
-	// A query can hold three letters that fold to nothing (unidecode knows
-	// no ASCII for "𠀀𠀁𠀂"): it matches no city.
-	if q.Prefix == "" {
-		res.Hits = []Hit{}
-		return res, nil
-	}
 	found, err := s.prefixMatches(ctx, q)
 	if err != nil {
 		return Result{}, err
@@ -215,7 +208,10 @@ func (req Request) query() (Query, error) {
 	if utf8.RuneCountInString(text) > MaxQueryRunes {
 		return q, invalid("q", "Query is too long: use at most %d characters", MaxQueryRunes)
 	}
-	if !hasLetters(text, MinQueryLetters) {
+	// Letters count once folded: "東京" (two characters) folds to
+	// "dong-jing", "a-b" to two letters.
+	q.Prefix = Slug(text)
+	if letters(q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}
 	if q.Limit < 1 || q.Limit > MaxLimit {
@@ -231,19 +227,10 @@ func (req Request) query() (Query, error) {
 		}
 		q.Countries = codes
 	}
-	q.Prefix = Slug(text)
 	return q, nil
 }
 
-// hasLetters reports whether s holds at least n letters or digits; runes,
-// not bytes, so "İst" has three and "a-b" two.
-func hasLetters(s string, n int) bool {
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if n--; n == 0 {
-				return true
-			}
-		}
-	}
-	return n <= 0
+// letters counts the letters and digits of a folded text.
+func letters(slug string) int {
+	return len(slug) - strings.Count(slug, "-")
 }

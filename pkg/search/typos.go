@@ -10,11 +10,10 @@ import (
 // MaxEdits is how many typos a folded query may hold and still match: none
 // below 5 letters, one from 5, two from 9.
 func MaxEdits(prefix string) int {
-	letters := len(prefix) - strings.Count(prefix, "-")
-	switch {
-	case letters >= 9:
+	switch n := letters(prefix); {
+	case n >= 9:
 		return 2
-	case letters >= 5:
+	case n >= 5:
 		return 1
 	}
 	return 0
