@@ -129,4 +129,3 @@ func clip(s string) string {
 	}
 	return s
 }
-

@@ -68,7 +68,7 @@ type cityDoc struct {
 	// AreaSlugs are the city's subcountry and region folded, for the
 	// region filter.
 	AreaSlugs []string `bson:"area_slugs,omitempty"`
-	SourceID    int64    `bson:"id,omitempty"`
+	SourceID  int64    `bson:"id,omitempty"`
 }
 
 // metaDoc describes the import that wrote a collection.
