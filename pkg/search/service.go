@@ -165,15 +165,22 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// listed reports whether c is one of hits.
+// listed reports whether c is one of hits, or looks the same to a person:
+// the same name, subcountry and country (MaxMind lists Tokyo under five
+// region codes that no one can tell apart).
 func listed(hits []Hit, c *City) bool {
-	k := c.Key()
 	for i := range hits {
-		if hits[i].City.Key() == k {
+		if sameLine(&hits[i].City, c) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameLine reports whether a and b are one place, or would read the same
+// in a list of suggestions.
+func sameLine(a, b *City) bool {
+	return (a.Name == b.Name && a.Subcountry == b.Subcountry && a.Country == b.Country) || a.Key() == b.Key()
 }
 
 // variantFound is a city found through one variant of a query.
@@ -306,28 +313,56 @@ func within(q Query, countries []string) (Query, bool) {
 // rank order: one store search per variant, merged. Keys of later words
 // match too (Query.Words).
 func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
+	// Some matches may read the same as a better one (see listed): ask
+	// for more than wanted, and for more again if that was not enough.
+	for fetch := min(MaxLimit, 2*q.Limit); ; fetch = min(MaxLimit, 4*fetch) {
+		kept, full, err := s.fetch(ctx, q, fetch)
+		if err != nil || len(kept) == q.Limit || !full || fetch == MaxLimit {
+			return kept, err
+		}
+	}
+}
+
+// fetch asks the store for fetch matches of each variant of q, merges them
+// and keeps the best q.Limit that read differently; full reports whether
+// some variant had fetch matches, so that asking for more could find more.
+func (s *Service) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
+	variants := Variants(q.Prefix)
 	var out []variantFound
-	for _, v := range Variants(q.Prefix) {
+	for _, v := range variants {
 		vq := q
-		vq.Prefix, vq.Words = v, true
+		vq.Prefix, vq.Words, vq.Limit = v, true, fetch
 		found, err := s.store.Search(ctx, vq)
 		if err != nil {
-			return nil, err
+			return nil, false, err
+		}
+		full = full || len(found) == fetch
+		if out == nil {
+			out = make([]variantFound, 0, len(found)*len(variants))
 		}
 		for _, f := range found {
 			out = append(out, variantFound{Found: f, prefix: v})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, &a.Found, b.prefix, &b.Found) })
-	seen := make(map[Key]bool, len(out))
-	kept := out[:0]
-	for _, f := range out {
-		if k := f.City.Key(); !seen[k] {
-			seen[k] = true
-			kept = append(kept, f)
+	if len(variants) > 1 { // each store answer is in order already
+		slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, &a.Found, b.prefix, &b.Found) })
+	}
+	kept = out[:0]
+	for i := range out {
+		if len(kept) == q.Limit {
+			break
+		}
+		dup := false
+		for j := range kept {
+			if dup = sameLine(&kept[j].City, &out[i].City); dup {
+				break
+			}
+		}
+		if !dup {
+			kept = append(kept, out[i])
 		}
 	}
-	return kept[:min(len(kept), q.Limit)], nil
+	return kept, full, nil
 }
 
 // Stats describes dataset d (see Store.Stats).

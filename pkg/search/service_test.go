@@ -334,3 +334,31 @@ func TestFindLaterWords(t *testing.T) {
 		t.Errorf("hits %+v: want York, then New York City with the span of York", res.Hits)
 	}
 }
+
+// The same name, subcountry and country twice would read as one city
+// twice: the better one is listed, and the list still fills up.
+func TestFindListsEachLineOnce(t *testing.T) {
+	tokyo := func(region string, pop int64) search.City {
+		c := storetest.CountryCity("Tokyo", "Japan", "jp", pop)
+		c.Region = region
+		return c
+	}
+	var cities []search.City
+	for i, r := range []string{"40", "41", "42", "43", "44"} {
+		cities = append(cities, tokyo(r, int64(100-i)))
+	}
+	cities = append(cities, storetest.CountryCity("Tokyo Station", "Japan", "jp", 5), storetest.CountryCity("Tokyō", "Japan", "jp", 1))
+	svc, _ := mustService(t, cities...)
+	res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "tokyo", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range res.Hits {
+		got = append(got, h.Name+"/"+h.Region)
+	}
+	// Tokyō is a whole-name match of "tokyo" (1 × 10): before Tokyo Station (5).
+	if want := []string{"Tokyo/40", "Tokyō/", "Tokyo Station/"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
