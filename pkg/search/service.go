@@ -315,7 +315,7 @@ func within(q Query, countries []string) (Query, bool) {
 func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
 	// Some matches may read the same as a better one (see listed): ask
 	// for more than wanted, and for more again if that was not enough.
-	for fetch := min(MaxLimit, 2*q.Limit); ; fetch = min(MaxLimit, 4*fetch) {
+	for fetch := min(MaxLimit, q.Limit+q.Limit/2+2); ; fetch = min(MaxLimit, 4*fetch) {
 		kept, full, err := s.fetch(ctx, q, fetch)
 		if err != nil || len(kept) == q.Limit || !full || fetch == MaxLimit {
 			return kept, err

@@ -241,15 +241,15 @@ func TestSearchPassesFoldedQueryToStore(t *testing.T) {
 		name, target string
 		want         search.Query
 	}{
-		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 2 * search.DefaultLimit, Words: true}},
-		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 20, Words: true}},
+		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 17, Words: true}},
+		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 17, Words: true}},
 		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100, Words: true}},
-		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 20, Words: true}},
-		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 20, Countries: []string{"cl", "kr"}, Words: true}},
-		{"typos off: one search", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 20, Words: true}},
+		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 17, Words: true}},
+		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 17, Countries: []string{"cl", "kr"}, Words: true}},
+		{"typos off: one search", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 17, Words: true}},
 	}
-	// The Service asks for twice the limit, up to the most, as some matches
-	// may read the same as better ones.
+	// The Service asks for half as many again and two, up to the most, as
+	// some matches may read the same as better ones.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []search.Query
