@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ type config struct {
 		QueryTimeout   time.Duration `mapstructure:"query_timeout"`
 		BatchSize      int           `mapstructure:"batch_size"`
 	} `mapstructure:"mongo"`
+	Import importConfig `mapstructure:"import"`
 }
 
 // setting ties a config key to the flag that overrides it. Its environment
@@ -176,7 +178,7 @@ func addFlag(fs *pflag.FlagSet, s setting) {
 // flags that were set > CITYFINDER_* environment > config file > defaults.
 func loadConfig(flags *pflag.FlagSet) (*config, error) {
 	v := viper.New()
-	for _, s := range allSettings {
+	for _, s := range slices.Concat(allSettings, importSettings) {
 		v.SetDefault(s.key, s.def)
 		if err := v.BindEnv(s.key, s.env()); err != nil {
 			return nil, err

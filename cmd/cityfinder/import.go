@@ -21,6 +21,18 @@ type importOptions struct {
 	Strict bool
 }
 
+// importConfig holds the import's settings that have a config key.
+type importConfig struct {
+	AllowShrink bool `mapstructure:"allow_shrink"`
+}
+
+// The import's settings with a config key (see config).
+var (
+	settingAllowShrink = setting{"import.allow_shrink", "allow-shrink", false,
+		"replace the dataset even if the file holds fewer than half its cities or more than 1% of its rows are malformed"}
+	importSettings = []setting{settingAllowShrink}
+)
+
 func newImportCmd(a *app) *cobra.Command {
 	var opts importOptions
 	cmd := &cobra.Command{
@@ -36,7 +48,12 @@ interrupted import leaves the old data in place.
   --dataset large   MaxMind's worldcitiespop.txt, plain or gzipped, Latin-1 or UTF-8.
 
 Malformed rows are skipped and counted; the first ones are listed with their line
-numbers. --strict stops at the first one instead.`,
+numbers. --strict stops at the first one instead.
+
+An import that would shrink a dataset sharply is refused and the dataset keeps
+its content: when the new file holds fewer than half the cities of the current
+dataset, or more than 1% of its rows are malformed (a file cut short, a stray
+quote, the wrong file). --allow-shrink says that this is intended.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runImport(cmd.Context(), a, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
@@ -45,6 +62,7 @@ numbers. --strict stops at the first one instead.`,
 	addFlag(cmd.Flags(), settingDataset)
 	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain or gzipped)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed row")
+	addFlag(cmd.Flags(), settingAllowShrink)
 	for _, s := range mongoSettings {
 		addFlag(cmd.Flags(), s)
 	}
@@ -70,13 +88,18 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 		}
 		progress = bar
 	}
-	sum, err := importer.ImportFile(ctx, store, path, importer.Options{Dataset: d, Strict: opts.Strict, Progress: progress})
+	sum, err := importer.ImportFile(ctx, store, path, importer.Options{
+		Dataset: d, Strict: opts.Strict, Progress: progress, AllowShrink: a.cfg.Import.AllowShrink,
+	})
 	if bar != nil {
 		bar.Finish() // clear the bar before the rejections and the summary
 	}
 	if sum.Rejected > 0 {
 		fmt.Fprintf(stderr, "rejected rows in %s:\n", path)
 		sum.WriteRejections(stderr)
+	}
+	if errors.Is(err, importer.ErrShrink) {
+		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
 	}
 	if err != nil {
 		return err

@@ -44,6 +44,10 @@ type Options struct {
 	// Source describes the file, kept with the dataset (see
 	// search.DatasetStats); ImportFile fills it from the file.
 	Source search.Source
+	// AllowShrink lets the import replace a dataset that it would shrink
+	// sharply (see ShrinkError). Without it such an import fails with an
+	// error matching ErrShrink and the dataset keeps its content.
+	AllowShrink bool
 }
 
 // Summary describes an import.
@@ -153,7 +157,13 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	if opts.Progress != nil {
 		cr = &progressReader{rowReader: rr, in: in, p: opts.Progress}
 	}
-	ls, err := store.Load(ctx, opts.Dataset, cr, search.LoadOptions{Source: opts.Source})
+	lopts := search.LoadOptions{Source: opts.Source}
+	if !opts.AllowShrink {
+		lopts.Check = func(prev search.DatasetStats, next search.LoadStats) error {
+			return checkShrink(opts.Dataset, prev, next, rr.Stats())
+		}
+	}
+	ls, err := store.Load(ctx, opts.Dataset, cr, lopts)
 	st := rr.Stats()
 	sum.Read = st.Rows
 	sum.Rejected = st.Rejected
