@@ -7,6 +7,9 @@ DATA_DIR        ?= data
 ADDR            ?= 127.0.0.1:8080
 DATASETS_MIRROR ?= ../shared/datasets
 SMALL_CSV       := datasets/world-cities.csv
+# GeoNames places that give the small dataset population, locations and
+# other names, when the mirror has them; without it, no enrichment.
+GEONAMES        := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: build run import test browser bench lint fuzz fuzz-ci loadtest clean
@@ -23,8 +26,8 @@ $(SMALL_CSV):
 		./datasets/download.sh small; \
 	fi
 
-$(DATA_DIR)/small.cfs: $(SMALL_CSV) | build
-	./$(BIN) import --dataset small --file $(SMALL_CSV) --data-dir $(DATA_DIR)
+$(DATA_DIR)/small.cfs: $(SMALL_CSV) $(GEONAMES) | build
+	./$(BIN) import --dataset small --file $(SMALL_CSV) --data-dir $(DATA_DIR) $(if $(GEONAMES),--geonames $(GEONAMES))
 
 import: build $(DATA_DIR)/small.cfs
 

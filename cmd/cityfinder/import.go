@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,14 +24,17 @@ type importOptions struct {
 
 // importConfig holds the import's settings that have a config key.
 type importConfig struct {
-	AllowShrink bool `mapstructure:"allow_shrink"`
+	AllowShrink bool   `mapstructure:"allow_shrink"`
+	GeoNames    string `mapstructure:"geonames"`
 }
 
 // The import's settings with a config key (see config).
 var (
 	settingAllowShrink = setting{"import.allow_shrink", "allow-shrink", false,
 		"replace the dataset even if the file holds fewer than half its cities or more than 1% of its rows are malformed"}
-	importSettings = []setting{settingAllowShrink}
+	settingGeoNames = setting{"import.geonames", "geonames", "",
+		"GeoNames dump (cities1000.txt, .gz or .zip) whose population, location and other names complete the okfn or MaxMind rows"}
+	importSettings = []setting{settingAllowShrink, settingGeoNames}
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -53,7 +57,14 @@ numbers. --strict stops at the first one instead.
 An import that would shrink a dataset sharply is refused and the dataset keeps
 its content: when the new file holds fewer than half the cities of the current
 dataset, or more than 1% of its rows are malformed (a file cut short, a stray
-quote, the wrong file). --allow-shrink says that this is intended.`,
+quote, the wrong file). --allow-shrink says that this is intended.
+
+--geonames FILE completes the rows of the okfn or MaxMind file with a GeoNames
+dump (cities500/1000/5000/15000 or allCountries, as .txt, .gz or .zip): okfn
+rows match by geonameid, else by country and name; MaxMind rows by country,
+name and a distance of at most 20 km. A matched city gains its population,
+location and alternate names ("Cologne" for Köln), so that big cities rank
+first on short prefixes. The summary says how many rows were enriched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runImport(cmd.Context(), a, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
@@ -63,6 +74,7 @@ quote, the wrong file). --allow-shrink says that this is intended.`,
 	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain or gzipped)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed row")
 	addFlag(cmd.Flags(), settingAllowShrink)
+	addFlag(cmd.Flags(), settingGeoNames)
 	for _, s := range mongoSettings {
 		addFlag(cmd.Flags(), s)
 	}
@@ -74,6 +86,13 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 	path, err := sourceFile(ctx, d, opts.File, stderr)
 	if err != nil {
 		return err
+	}
+	start := time.Now()
+	var gaz *importer.Gazetteer
+	if file := a.cfg.Import.GeoNames; file != "" {
+		if gaz, err = importer.OpenGazetteer(file); err != nil {
+			return fmt.Errorf("--%s: %w", settingGeoNames.flag, err)
+		}
 	}
 	store, err := openStore(a, false)
 	if err != nil {
@@ -89,7 +108,7 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 		progress = bar
 	}
 	sum, err := importer.ImportFile(ctx, store, path, importer.Options{
-		Dataset: d, Strict: opts.Strict, Progress: progress, AllowShrink: a.cfg.Import.AllowShrink,
+		Dataset: d, Strict: opts.Strict, Progress: progress, AllowShrink: a.cfg.Import.AllowShrink, Enrich: gaz,
 	})
 	if bar != nil {
 		bar.Finish() // clear the bar before the rejections and the summary
@@ -104,6 +123,7 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 	if err != nil {
 		return err
 	}
+	sum.Duration = time.Since(start) // with the GeoNames file's reading
 	_, err = fmt.Fprintln(stdout, sum)
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,4 +83,64 @@ func mustReadFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// --geonames completes the okfn rows with GeoNames places, so that London
+// comes first for "lon"; the flag, its variable and its key all work.
+func TestImportEnrichesWithGeoNames(t *testing.T) {
+	csv := shareddata.Path(t, "world-cities.csv")
+	geonames := shareddata.Path(t, "geonames-cities1000.txt.gz")
+	config := writeFile(t, "geonames.yaml", "import:\n  geonames: "+geonames+"\n")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"flag", nil, []string{"--geonames", geonames}},
+		{"environment", map[string]string{"CITYFINDER_GEONAMES": geonames}, nil},
+		{"config file", nil, []string{"--config", config}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			dir := t.TempDir()
+			out := mustRunCLI(t, append([]string{"import", "--file", csv, "--data-dir", dir}, tc.args...)...)
+			if !strings.HasPrefix(out, "imported 33886 of 34032 rows into small (0 rejected, 146 duplicates, ") || !strings.Contains(out, " enriched from GeoNames) in ") {
+				t.Errorf("summary %q, want it to count the enriched rows", out)
+			}
+			for _, q := range []struct{ prefix, first string }{{"lon", "London"}, {"par", "Paris"}, {"mos", "Moscow"}, {"tok", "Tokyo"}, {"new", "New York City"}} {
+				if got := strings.Fields(mustRunCLI(t, "query", q.prefix, "--data-dir", dir, "--limit", "1")); len(got) == 0 || !strings.HasPrefix(strings.Join(got, " "), q.first+" ") {
+					t.Errorf("query %s = %q, want %s first", q.prefix, got, q.first)
+				}
+			}
+		})
+	}
+}
+
+// A GeoNames file that cannot be read fails the import with a message
+// naming it, and the dataset keeps its content.
+func TestImportWithBadGeoNamesKeepsTheDataset(t *testing.T) {
+	csv := shareddata.Path(t, "world-cities.csv")
+	gz := mustReadFile(t, shareddata.Path(t, "geonames-cities1000.txt.gz"))
+	dir := t.TempDir()
+	mustRunCLI(t, "import", "--file", csv, "--data-dir", dir)
+	before := mustRunCLI(t, "query", "lon", "--data-dir", dir)
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(t.TempDir(), "cities1000.txt"), "no such file"},
+		{"the okfn csv", csv, "want a GeoNames row"},
+		{"a truncated gzip", writeFile(t, "cities1000.txt.gz", string(gz[:len(gz)/3])), "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runCLI(t, "import", "--file", csv, "--data-dir", dir, "--geonames", tc.path)
+			if err == nil || !strings.Contains(err.Error(), "--geonames: GeoNames file "+tc.path+": ") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s and saying %q", err, tc.path, tc.want)
+			}
+			if got := mustRunCLI(t, "query", "lon", "--data-dir", dir); got != before {
+				t.Errorf("after the failed import, query lon = %q, want %q", got, before)
+			}
+		})
+	}
 }

@@ -100,7 +100,13 @@ func (p *Place) city(country string) search.City {
 // The first line must be a GeoNames row, which tells the file from others;
 // the rows after it that are not are malformed rows.
 type GeoNamesReader struct {
-	rows   rowScanner
+	rows  rowScanner
+	parse geonamesParser
+}
+
+// geonamesParser makes places of GeoNames lines; each reading goroutine
+// has its own.
+type geonamesParser struct {
 	slug   []byte
 	code   []byte
 	values interner // feature classes and codes, country and admin1 codes
@@ -113,6 +119,16 @@ var geonamesRowShape = fmt.Sprintf("a GeoNames row (%d tab-separated fields, a n
 // returns a reader of its rows. An empty file or another first line is an
 // error wrapping ErrHeader.
 func NewGeoNamesReader(r io.Reader, opts ReaderOptions) (*GeoNamesReader, error) {
+	lines, err := geonamesLines(r)
+	if err != nil {
+		return nil, err
+	}
+	return &GeoNamesReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}}, nil
+}
+
+// geonamesLines checks that the first line of r is a GeoNames row and
+// returns the lines from it on.
+func geonamesLines(r io.Reader) (*lineReader, error) {
 	lines := newLineReader(r)
 	line, err := lines.firstLine(geonamesRowShape)
 	if err != nil {
@@ -122,7 +138,7 @@ func NewGeoNamesReader(r io.Reader, opts ReaderOptions) (*GeoNamesReader, error)
 		return nil, fmt.Errorf("%w: the first line %s, want %s", ErrHeader, quote(line), geonamesRowShape)
 	}
 	lines.unread()
-	return &GeoNamesReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}}, nil
+	return lines, nil
 }
 
 // isGeoNamesRow reports whether line has the shape of a GeoNames row: 19
@@ -142,14 +158,14 @@ func isGeoNamesRow(line []byte) bool {
 
 // Read returns the next well-formed row, or io.EOF after the last.
 func (r *GeoNamesReader) Read() (Place, error) {
-	return scanRow(&r.rows, "GeoNames file", r)
+	return scanRow(&r.rows, "GeoNames file", &r.parse)
 }
 
 // Stats returns the counts so far.
 func (r *GeoNamesReader) Stats() ReadStats { return r.rows.log.stats() }
 
 // parse turns a line into a place, or says why it cannot.
-func (r *GeoNamesReader) parse(line []byte) (Place, string) {
+func (r *geonamesParser) parse(line []byte) (Place, string) {
 	if n := bytes.Count(line, []byte{'\t'}) + 1; n != len(geonamesColumns) {
 		return Place{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(geonamesColumns))
 	}
@@ -251,7 +267,15 @@ func alternateNames(field []byte) ([]string, string) {
 // GeoNamesCityReader reads a GeoNames dump as cities (see Place.City), for
 // an import; it counts the rows whose country code has no English name.
 type GeoNamesCityReader struct {
-	places    *GeoNamesReader
+	rows    rowScanner
+	parse   *geonamesCityParser
+	unknown unknownCountries
+}
+
+// geonamesCityParser makes cities of GeoNames lines; each reading
+// goroutine has its own.
+type geonamesCityParser struct {
+	places    geonamesParser
 	countries countryNames
 	code      []byte
 }
@@ -261,29 +285,43 @@ var _ search.CityReader = (*GeoNamesCityReader)(nil)
 // NewGeoNamesCityReader returns a reader of the cities of the GeoNames dump
 // r; see NewGeoNamesReader.
 func NewGeoNamesCityReader(r io.Reader, opts ReaderOptions) (*GeoNamesCityReader, error) {
-	places, err := NewGeoNamesReader(r, opts)
+	lines, err := geonamesLines(r)
 	if err != nil {
 		return nil, err
 	}
-	return &GeoNamesCityReader{places: places, countries: newCountryNames()}, nil
+	return &GeoNamesCityReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newGeoNamesCityParser()}, nil
+}
+
+func newGeoNamesCityParser() *geonamesCityParser {
+	return &geonamesCityParser{countries: newCountryNames()}
 }
 
 // Read returns the next well-formed row as a city, or io.EOF after the last.
 func (r *GeoNamesCityReader) Read() (search.City, error) {
-	p, err := r.places.Read()
-	if err != nil {
-		return search.City{}, err
-	}
-	if p.CountryCode == "" {
-		return p.city(""), nil
-	}
-	r.code = append(r.code[:0], p.CountryCode...)
-	return p.city(r.countries.lookup(r.code).name), nil
+	c, err := scanRow(&r.rows, "GeoNames file", r.parse)
+	r.unknown.add(r.parse.countries.pending)
+	r.parse.countries.pending = r.parse.countries.pending[:0]
+	return c, err
 }
 
 // Stats returns the counts so far.
 func (r *GeoNamesCityReader) Stats() ReadStats {
-	st := r.places.Stats()
-	r.countries.addTo(&st)
+	st := r.rows.log.stats()
+	r.unknown.addTo(&st)
 	return st
+}
+
+func (r *geonamesCityParser) takeUnknown(dst []string) []string { return r.countries.takeUnknown(dst) }
+
+// parse turns a line into a city, or says why it cannot.
+func (r *geonamesCityParser) parse(line []byte) (search.City, string) {
+	p, reason := r.places.parse(line)
+	if reason != "" {
+		return search.City{}, reason
+	}
+	if p.CountryCode == "" {
+		return p.city(""), ""
+	}
+	r.code = append(r.code[:0], p.CountryCode...)
+	return p.city(r.countries.lookup(r.code).name), ""
 }

@@ -307,6 +307,11 @@ func TestSummaryString(t *testing.T) {
 				UnknownCodes: []string{"qq", "xx"}, Duration: 1500 * time.Millisecond},
 			want: "imported 8 of 10 rows into large (0 rejected, 2 duplicates, 3 with unknown country codes qq xx) in 1.50s",
 		},
+		{
+			name: "enriched",
+			sum:  importer.Summary{Dataset: search.Small, Read: 34032, Imported: 33886, Duplicates: 146, Enriched: 25723, Duration: 700 * time.Millisecond},
+			want: "imported 33886 of 34032 rows into small (0 rejected, 146 duplicates, 25723 enriched from GeoNames) in 0.70s",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,15 @@
 // Package importer streams the city datasets (the okfn world-cities CSV,
 // MaxMind's world cities file and the GeoNames dump) from a file into a
-// search.Store.
+// search.Store, optionally completing them with the population, location
+// and other names of GeoNames places (see Gazetteer).
+//
+// # Reading
+//
+// Each format has a reader that reads a file line by line on the caller's
+// goroutine (NewOKFNReader, NewMaxMindReader, NewGeoNamesReader). An import
+// reads the same lines in parallel: one goroutine cuts them, a worker per
+// CPU parses them, and the rows come back in file order, so that line
+// numbers, rejections and strict reads are the same either way.
 //
 // # Encoding
 //
