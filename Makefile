@@ -61,7 +61,7 @@ bench: build
 # Every fuzz target, as directory:function.
 FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzAppendJSON \
 	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow pkg/importer:FuzzGeoNamesRow \
-	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery
+	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery pkg/limiter/redis:FuzzParseURLPassword
 
 FUZZTIME ?= 10s
 fuzz:

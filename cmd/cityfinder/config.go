@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/cityfinder/cityfinder/pkg/limiter"
+	"github.com/cityfinder/cityfinder/pkg/limiter/redis"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/mongo"
 	"github.com/cityfinder/cityfinder/pkg/server"
@@ -40,15 +41,19 @@ type config struct {
 		CORSOrigin    []string      `mapstructure:"cors_origin"`
 		CacheMaxAge   time.Duration `mapstructure:"cache_max_age"`
 		ReadyDatasets []string      `mapstructure:"ready_datasets"`
+		// SIGTERM's drain before the shutdown, and how often new imports are looked for.
+		DrainDelay     time.Duration `mapstructure:"drain_delay"`
+		ReloadInterval time.Duration `mapstructure:"reload_interval"`
 	} `mapstructure:"server"`
 	Limiter struct {
-		Window         time.Duration `mapstructure:"window"`
-		Max            int           `mapstructure:"max"`
-		TrustedProxies []string      `mapstructure:"trusted_proxies"`
-		IPv6Prefix     int           `mapstructure:"ipv6_prefix"`
-		MaxClients     int           `mapstructure:"max_clients"`
-		RedisURL       string        `mapstructure:"redis_url"`
-		FailClosed     bool          `mapstructure:"fail_closed"`
+		Window          time.Duration `mapstructure:"window"`
+		Max             int           `mapstructure:"max"`
+		TrustedProxies  []string      `mapstructure:"trusted_proxies"`
+		TrustAllProxies bool          `mapstructure:"trust_all_proxies"`
+		IPv6Prefix      int           `mapstructure:"ipv6_prefix"`
+		MaxClients      int           `mapstructure:"max_clients"`
+		RedisURL        string        `mapstructure:"redis_url"`
+		FailClosed      bool          `mapstructure:"fail_closed"`
 	} `mapstructure:"limiter"`
 	Mongo struct {
 		URI            string        `mapstructure:"uri"`
@@ -59,6 +64,13 @@ type config struct {
 		BatchSize      int           `mapstructure:"batch_size"`
 	} `mapstructure:"mongo"`
 	Import importConfig `mapstructure:"import"`
+	// The timeouts of import's download (see download.go).
+	Download struct {
+		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
+		TLSTimeout     time.Duration `mapstructure:"tls_timeout"`
+		HeaderTimeout  time.Duration `mapstructure:"header_timeout"`
+		IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
+	} `mapstructure:"download"`
 }
 
 // setting ties a config key to the flag that overrides it. Its environment
@@ -79,10 +91,13 @@ var (
 	settingMax      = setting{"limiter.max", "max", 5, "searches allowed per client in one window"}
 	// The rate limiter's clients and stores (see pkg/limiter).
 	settingTrustedProxies = setting{"limiter.trusted_proxies", "trusted-proxies", []string{}, "CIDRs of reverse proxies whose X-Forwarded-For names the client"}
+	settingTrustAll       = setting{"limiter.trust_all_proxies", "trust-all-proxies", false, "allow --trusted-proxies to hold a network of every address (0.0.0.0/0, ::/0), when no client can reach serve but through the proxies"}
 	settingIPv6Prefix     = setting{"limiter.ipv6_prefix", "ipv6-prefix", limiter.DefaultIPv6Prefix, "IPv6 clients are grouped by this prefix length"}
 	settingMaxClients     = setting{"limiter.max_clients", "max-clients", 0, "most clients the in-process limiter tracks; new ones get 429 beyond it (0: no cap)"}
-	settingRedisURL       = setting{"limiter.redis_url", "redis-url", "", "redis://host:port/db to share rate limits between replicas (default: in process)"}
-	settingFailClosed     = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
+	settingRedisURL       = setting{"limiter.redis_url", "redis-url", "", "Redis that replicas share rate limits in (default: in process): " +
+		"redis://[user:password@]host:port/db, redis+cluster://host:port,host:port… for Redis Cluster, " +
+		"redis+sentinel://host:port,host:port…/master/db for Sentinel, rediss… for TLS; percent-encode the password"}
+	settingFailClosed = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
 )
 
 // The HTTP server's limits and operational headers (see pkg/server).
@@ -111,13 +126,15 @@ var (
 	mongoSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
 )
 
-// validateMongo checks the MongoDB settings; a URI is named with its
-// password redacted.
+// validateMongo checks the MongoDB settings. A URI is never quoted, not
+// even in part: it may hold a password.
 func validateMongo(c *config) []error {
 	m := c.Mongo
 	var errs []error
-	if m.URI != "" && !strings.HasPrefix(m.URI, "mongodb://") && !strings.HasPrefix(m.URI, "mongodb+srv://") {
-		errs = append(errs, fmt.Errorf("invalid --mongo-uri %q: use mongodb://… or mongodb+srv://…", mongo.RedactURI(m.URI)))
+	if m.URI != "" {
+		if err := mongo.CheckURI(m.URI); err != nil {
+			errs = append(errs, fmt.Errorf("invalid --mongo-uri: %w", err))
+		}
 	}
 	if m.DB == "" {
 		errs = append(errs, errors.New("invalid --mongo-db: empty"))
@@ -143,10 +160,12 @@ func validateMongo(c *config) []error {
 
 // allSettings are the settings with a config key, for defaults and env.
 var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax,
-	settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
+	settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
-	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
+	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
+	settingDrainDelay, settingReloadInterval,
+	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout}
 
 func (s setting) env() string {
 	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
@@ -227,9 +246,7 @@ func (c *config) validate() error {
 	if c.Limiter.Max <= 0 {
 		errs = append(errs, fmt.Errorf("invalid --max %d: must be at least 1", c.Limiter.Max))
 	}
-	if _, err := limiter.ParsePrefixes(c.Limiter.TrustedProxies); err != nil {
-		errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %w", err))
-	}
+	errs = append(errs, validateLimiterStores(c)...)
 	if _, err := limiter.NewClientIP(nil, c.Limiter.IPv6Prefix); err != nil || c.Limiter.IPv6Prefix == 0 {
 		errs = append(errs, fmt.Errorf("invalid --ipv6-prefix %d: must be from 1 to 128", c.Limiter.IPv6Prefix))
 	}
@@ -241,7 +258,33 @@ func (c *config) validate() error {
 	}
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
+	errs = append(errs, validateLifecycle(c)...)
+	errs = append(errs, validateDownload(c)...)
 	return errors.Join(errs...)
+}
+
+// validateLimiterStores checks where the limiter's clients and windows come
+// from: the trusted proxies, which may not hold every address unless
+// --trust-all-proxies says so, and the Redis URL, which is never quoted.
+func validateLimiterStores(c *config) []error {
+	var errs []error
+	trusted, err := limiter.ParsePrefixes(c.Limiter.TrustedProxies)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %w", err))
+	}
+	for _, p := range trusted {
+		if limiter.IsCatchAll(p) && !c.Limiter.TrustAllProxies {
+			errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %s holds every address, so any client could choose "+
+				"its own rate limit key with X-Forwarded-For; list your proxies' networks, or set --%s if no client "+
+				"can reach serve but through them", p, settingTrustAll.flag))
+		}
+	}
+	if u := c.Limiter.RedisURL; u != "" {
+		if _, err := redis.ParseURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("--redis-url: %w", err))
+		}
+	}
+	return errs
 }
 
 // validateServer checks the server's settings: a zero timeout would mean

@@ -29,6 +29,10 @@ func explain(err error) error {
 	switch {
 	case errors.Is(err, search.ErrEmptyDataset):
 		return fmt.Errorf("dataset %s is empty: run `cityfinder import --dataset %s`", de.Dataset, de.Dataset)
+	case errors.Is(err, search.ErrCorrupt):
+		cause := strings.TrimPrefix(de.Err.Error(), search.ErrCorrupt.Error()+": ")
+		return fmt.Errorf("dataset %s is corrupt: %s; import it again to replace the file: `cityfinder import --dataset %s`",
+			de.Dataset, cause, de.Dataset)
 	case errors.Is(err, search.ErrUnavailable):
 		return fmt.Errorf("%w (to start over, run `cityfinder import --dataset %s`)", err, de.Dataset)
 	}

@@ -201,6 +201,30 @@ func TestMongoImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
 	if len(collections()) == 0 {
 		t.Log("the killed import left no staging collection (killed before its first insert)")
 	}
+	// The server may still be running the killed client's last insert (a
+	// write goes on after its client is gone, on MongoDB too), which would
+	// make the staging collection anew after the next import dropped it:
+	// wait until its size holds still.
+	size := func() (n int64) {
+		for _, c := range collections() {
+			m, err := mongotest.Client(t, uri).Database(db).Collection(c).EstimatedDocumentCount(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += m
+		}
+		return n
+	}
+	last, still := size(), 0
+	poll.Until(t, 30*time.Second, "the killed import's last insert to end", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		if n := size(); n != last {
+			last, still = n, 0
+			return false
+		}
+		still++
+		return still == 3
+	})
 
 	next := writeFile(t, "next.csv", "name,country,subcountry,geonameid\nParla,Spain,Madrid,3114256\n")
 	if out := mustRunCLI(t, append([]string{"import", "--file", next}, mongoArgs...)...); !strings.HasPrefix(out, "imported 1 of 1 rows") {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -49,6 +48,7 @@ interrupted import leaves the old data in place.
   --dataset small   the okfn world-cities CSV (name,country,subcountry,geonameid).
                     Without --file: datasets/world-cities.csv, or a download of
                     ` + importer.OKFNURL + `
+                    that gives up when the network stalls (--download-*-timeout).
   --dataset large   MaxMind's worldcitiespop.txt, plain or gzipped, Latin-1 or UTF-8.
 
 Malformed rows are skipped and counted; the first ones are listed with their line
@@ -78,12 +78,15 @@ first on short prefixes. The summary says how many rows were enriched.`,
 	for _, s := range mongoSettings {
 		addFlag(cmd.Flags(), s)
 	}
+	for _, s := range downloadSettings {
+		addFlag(cmd.Flags(), s)
+	}
 	return cmd
 }
 
 func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts importOptions) error {
 	d := search.Dataset(a.cfg.Dataset)
-	path, err := sourceFile(ctx, d, opts.File, stderr)
+	path, err := sourceFile(ctx, d, opts.File, stderr, downloadTimeouts(a.cfg))
 	if err != nil {
 		return err
 	}
@@ -137,7 +140,7 @@ const (
 
 // sourceFile picks the file to import: --file, else the local copy in
 // datasets/, else (small only) a download of the okfn CSV to that copy.
-func sourceFile(ctx context.Context, d search.Dataset, file string, stderr io.Writer) (string, error) {
+func sourceFile(ctx context.Context, d search.Dataset, file string, stderr io.Writer, timeouts importer.Timeouts) (string, error) {
 	if file != "" {
 		if _, err := os.Stat(file); err != nil {
 			return "", fmt.Errorf("dataset file: %w", err)
@@ -166,7 +169,7 @@ func sourceFile(ctx context.Context, d search.Dataset, file string, stderr io.Wr
 		progress = bar
 	}
 	fmt.Fprintf(stderr, "downloading %s to %s\n", importer.OKFNURL, local)
-	if err := importer.Download(ctx, http.DefaultClient, importer.OKFNURL, local, progress); err != nil {
+	if err := importer.Download(ctx, importer.OKFNURL, local, importer.DownloadOptions{Progress: progress, Timeouts: timeouts}); err != nil {
 		return "", err
 	}
 	return local, nil

@@ -220,18 +220,7 @@ func TestLimiterSettingsPrecedence(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			cmd, _, err := newRootCmd().Find([]string{"serve"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.ParseFlags(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := loadConfig(cmd.Flags())
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := cfg.Limiter
+			l := mustLoadConfig(t, "serve", tc.args...).Limiter
 			if strings.Join(l.TrustedProxies, ",") != strings.Join(tc.wantProxies, ",") || l.RedisURL != tc.wantRedis || l.MaxClients != tc.wantClients {
 				t.Errorf("got proxies %q redis %q max clients %d, want %q %q %d",
 					l.TrustedProxies, l.RedisURL, l.MaxClients, tc.wantProxies, tc.wantRedis, tc.wantClients)
@@ -273,7 +262,8 @@ func startServe(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...)...)
+		// No drain: the test's own clients are done when it ends.
+		_, _, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn", "--drain-delay", "0"}, args...)...)
 		done <- err
 	}()
 	t.Cleanup(func() {

@@ -10,12 +10,12 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cityfinder/cityfinder/internal/poll"
+	"github.com/cityfinder/cityfinder/internal/silent"
 	"github.com/cityfinder/cityfinder/internal/syncbuf"
 )
 
@@ -255,42 +255,9 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(run(args, os.Stdout, os.Stderr))
 }
 
-// blackhole listens on a loopback port and accepts connections that it
-// never answers: a Redis that hangs. It returns the address.
-func blackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go io.Copy(io.Discard, c) // read what is sent, answer nothing
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
+// blackhole returns the address of a loopback listener that accepts
+// connections it never answers: a Redis that hangs.
+func blackhole(t *testing.T) string { return silent.Listen(t) }
 
 // SIGTERM to a real `cityfinder serve` process while a search is in flight:
 // the process stops accepting connections at once, answers the search (200)
@@ -306,7 +273,8 @@ func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "--",
-		"serve", "--data-dir", dir, "--addr", addr, "--redis-url", redisURL, "--log-level", "info", "--shutdown-timeout", "10s")
+		"serve", "--data-dir", dir, "--addr", addr, "--redis-url", redisURL, "--log-level", "info", "--shutdown-timeout", "10s",
+		"--drain-delay", "0") // the drain is TestServeDrainsOnSIGTERM's
 	cmd.Env = append(os.Environ(), "CITYFINDER_TEST_MAIN=1")
 	var stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr

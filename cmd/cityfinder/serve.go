@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -30,7 +28,9 @@ func newServeCmd(a *app) *cobra.Command {
 the best matching cities. Each client (by remote IP, or by X-Forwarded-For from
 --trusted-proxies) may make --max searches in any --window; more get 429. With
 --redis-url every replica shares one limit per client. It picks up new imports
-without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
+without a restart (every --reload-interval, and on SIGHUP). On SIGINT or
+SIGTERM it drains for --drain-delay (/readyz answers 503, requests are still
+served; a second signal ends the drain), then shuts down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a)
@@ -40,11 +40,12 @@ without a restart and shuts down gracefully on SIGINT or SIGTERM.`,
 	addFlag(f, settingAddr)
 	addFlag(f, settingWindow)
 	addFlag(f, settingMax)
-	for _, s := range []setting{settingTrustedProxies, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed} {
+	for _, s := range []setting{settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed} {
 		addFlag(f, s)
 	}
 	for _, s := range []setting{settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout,
-		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets} {
+		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
+		settingDrainDelay, settingReloadInterval} {
 		addFlag(f, s)
 	}
 	for _, s := range mongoSettings {
@@ -79,6 +80,8 @@ func runServe(ctx context.Context, a *app) error {
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
 	opts = append(opts, opsOptions(a, svc, lim, limStore)...)
 	c := a.cfg.Server
+	cut, stopSignals := watchSignals(ctx, a, svc, store)
+	defer stopSignals()
 	srv, err := server.Listen(server.Config{
 		Addr:    c.Addr,
 		Handler: server.New(svc, opts...),
@@ -87,6 +90,8 @@ func runServe(ctx context.Context, a *app) error {
 			IdleTimeout: c.IdleTimeout, MaxHeaderBytes: c.MaxHeaderBytes,
 		},
 		ShutdownTimeout: c.ShutdownTimeout,
+		DrainDelay:      c.DrainDelay,
+		DrainCut:        cut,
 		Logger:          a.logger,
 	})
 	if err != nil {
@@ -94,7 +99,7 @@ func runServe(ctx context.Context, a *app) error {
 	}
 	counts := countDatasets(ctx, a, svc)
 	a.logger.Info("serving", "addr", "http://"+srv.Addr(), "store", storeName(a),
-		"small", counts[search.Small], "large", counts[search.Large], "limit", policy.Message())
+		"small", counts[search.Small], "large", counts[search.Large], "limit", server.LimitMessage(policy.Max, policy.Window))
 	return srv.Serve(ctx)
 }
 
@@ -115,9 +120,10 @@ func openStore(a *app, watch bool) (search.Store, error) {
 		}
 		return s, nil
 	}
-	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1}
+	// Import and query read only the snapshots they use.
+	opts := embedded.Options{Logger: a.logger, ReloadInterval: -1, Lazy: true}
 	if watch {
-		opts.ReloadInterval = embedded.DefaultReloadInterval
+		opts.ReloadInterval, opts.Lazy = reloadInterval(a.cfg), false
 	}
 	s, err := embedded.Open(a.cfg.DataDir, opts)
 	if err != nil {
@@ -129,7 +135,7 @@ func openStore(a *app, watch bool) (search.Store, error) {
 // storeName says where the datasets are, for logs.
 func storeName(a *app) string {
 	if m := a.cfg.Mongo; m.URI != "" {
-		return fmt.Sprintf("MongoDB database %s at %s", m.DB, mongo.RedactURI(m.URI))
+		return mongo.Describe(m.URI, m.DB)
 	}
 	return "embedded store in " + a.cfg.DataDir
 }
@@ -157,8 +163,8 @@ func countDatasets(ctx context.Context, a *app, svc *search.Service) map[search.
 }
 
 // newLimiter builds the rate limiter from the configuration: in process, or
-// in Redis with --redis-url; the returned Closer releases its store.
-func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Limiter, io.Closer, error) {
+// in Redis with --redis-url. Close the store it returns when done.
+func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Limiter, limiterStore, error) {
 	c := a.cfg.Limiter
 	trusted, err := limiter.ParsePrefixes(c.TrustedProxies)
 	if err != nil {
@@ -169,32 +175,38 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 		return nil, nil, err
 	}
 	log := a.logger.With("component", "limiter")
-	var store limiter.Store = memory.New(memory.WithMaxClients(c.MaxClients))
-	var closer io.Closer = io.NopCloser(nil)
+	for _, p := range trusted {
+		if limiter.IsCatchAll(p) {
+			log.Warn("every address is a trusted proxy: any client that reaches serve without going through the proxies "+
+				"can choose its own rate limit key with X-Forwarded-For", "trusted_proxy", p.String(), settingTrustAll.flag, true)
+		}
+	}
+	var store limiterStore = memory.New(memory.WithMaxClients(c.MaxClients))
 	if c.RedisURL != "" {
 		rs, err := redis.Open(c.RedisURL, redis.WithLogger(log))
 		if err != nil {
 			return nil, nil, err
 		}
 		if err := rs.Ping(ctx); err != nil {
-			log.Warn("Redis does not answer yet; the limit applies once it does", "redis", rs.Addr(), "fail_closed", c.FailClosed, "err", err)
+			log.Warn("Redis does not answer yet; the limit applies once it does", "redis", rs.String(), "fail_closed", c.FailClosed, "err", err)
 		} else {
-			log.Info("rate limits shared in Redis", "redis", rs.Addr())
+			log.Info("rate limits shared in Redis", "redis", rs.String())
 		}
-		store, closer = rs, rs
+		store = rs
 	}
-	lim, err := limiter.New(store, policy, limiter.WithKeyFunc(clientIP.Key), limiter.WithLogger(log), limiter.WithFailClosed(c.FailClosed))
+	lim, err := limiter.New(store, policy, limiter.WithKeyFunc(clientIP.Key), limiter.WithLogger(log), limiter.WithFailClosed(c.FailClosed),
+		limiter.WithLimitMessage(server.LimitMessage(policy.Max, policy.Window)), limiter.WithUnavailableMessage(server.UnavailableMessage))
 	if err != nil {
-		closer.Close()
+		store.Close()
 		return nil, nil, err
 	}
-	return lim, closer, nil
+	return lim, store, nil
 }
 
 // opsOptions are the server's operational options: the readiness checks of
 // /readyz (each dataset, required or not by --ready-datasets, and the
 // limiter's Redis), the metrics of /metrics, and CORS and caching of /search.
-func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore any) []server.Option {
+func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store) []server.Option {
 	c := a.cfg.Server
 	required := make(map[string]bool)
 	for _, d := range c.ReadyDatasets {
@@ -206,7 +218,7 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore any)
 		check.Optional = !required[string(d)]
 		checks = append(checks, check)
 	}
-	if p, ok := limStore.(interface{ Ping(context.Context) error }); ok {
+	if p, ok := limStore.(limiter.Pinger); ok {
 		// Failing open, searches go on unlimited while Redis is away: degraded, still worth serving.
 		checks = append(checks, server.Check{Name: "limiter", Run: p.Ping, Optional: !a.cfg.Limiter.FailClosed})
 	}

@@ -31,3 +31,14 @@ func Within(timeout time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// UntilNil calls cond as Until does until it returns nil, and fails tb
+// with the last error it returned after timeout: the error says what is
+// not true yet. cond runs on the calling goroutine, so it may call tb.Fatal.
+func UntilNil(tb testing.TB, timeout time.Duration, cond func() error) {
+	tb.Helper()
+	var last error
+	if !Within(timeout, func() bool { last = cond(); return last == nil }) {
+		tb.Fatalf("still after %s: %v", timeout, last)
+	}
+}

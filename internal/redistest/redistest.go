@@ -4,10 +4,12 @@
 // URL gives a test the address of a Redis to share: the one named by
 // CITYFINDER_TEST_REDIS_URL, or else one redis-server per test binary,
 // started on first use and stopped by Main. Start gives a test a server of
-// its own, which it may stop and restart (to test failures). When no server
-// can be had, tests skip, saying why, except in CI (CI set), where they fail.
-// Tests sharing a server must keep their keys apart, for example with
-// KeyPrefix; nothing here flushes a database.
+// its own, which it may stop and restart (to test failures). StartCluster
+// gives it a Redis Cluster of its own, joined by redis-cli, and
+// StartSentinel a master watched by one Sentinel. When no server can be had,
+// tests skip, saying why, except in CI (CI set), where they fail. Tests
+// sharing a server must keep their keys apart, for example with KeyPrefix;
+// nothing here flushes a database.
 package redistest
 
 import (
@@ -19,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,11 +43,15 @@ const (
 	pollEvery     = 10 * time.Millisecond
 )
 
-// Server is one redis-server process listening on 127.0.0.1.
+// Server is one redis-server process listening on 127.0.0.1: a plain
+// server, a cluster node or a Sentinel.
 type Server struct {
 	bin  string
 	dir  string
 	port int
+	kind kind
+	// master is the host:port that a Sentinel watches.
+	master string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -61,12 +68,27 @@ func (s *Server) URL() string {
 	return "redis://" + s.Addr() + "/0"
 }
 
+// kind is what a Server runs as.
+type kind int
+
+const (
+	plain kind = iota
+	clusterNode
+	sentinel
+)
+
 // Start starts a redis-server for the calling test alone, on a free loopback
 // port, and stops it when the test ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	s, err := start(tb.TempDir())
-	if err != nil {
+	return startFor(tb, &Server{dir: tb.TempDir()})
+}
+
+// startFor starts s, skipping or failing tb if it cannot, and stops it when
+// the test ends.
+func startFor(tb testing.TB, s *Server) *Server {
+	tb.Helper()
+	if err := start(s); err != nil {
 		unavailable(tb, err)
 	}
 	tb.Cleanup(func() {
@@ -117,8 +139,8 @@ func URL(tb testing.TB) string {
 			shared.err = err
 			return
 		}
-		shared.srv, shared.err = start(dir)
-		if shared.err != nil {
+		shared.srv = &Server{dir: dir}
+		if shared.err = start(shared.srv); shared.err != nil {
 			_ = os.RemoveAll(dir)
 			return
 		}
@@ -160,24 +182,27 @@ func unavailable(tb testing.TB, err error) {
 	tb.Skipf("redistest: no Redis (install redis-server, or set %s): %v", EnvURL, err)
 }
 
-// start starts a redis-server in dir on a free port.
-func start(dir string) (*Server, error) {
+// start starts s, a redis-server in s.dir, on a free port.
+func start(s *Server) error {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s := &Server{bin: bin, dir: dir}
+	s.bin = bin
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
 	var errs []error
 	for range startAttempts {
 		if s.port, err = freePort(); err != nil {
-			return nil, err
+			return err
 		}
 		if err = s.run(); err == nil {
-			return s, nil
+			return nil
 		}
 		errs = append(errs, err)
 	}
-	return nil, fmt.Errorf("start redis-server %d times: %w", startAttempts, errors.Join(errs...))
+	return fmt.Errorf("start redis-server %d times: %w", startAttempts, errors.Join(errs...))
 }
 
 // freePort returns a loopback port that was free a moment ago.
@@ -197,15 +222,11 @@ func (s *Server) run() error {
 	if s.cmd != nil {
 		return fmt.Errorf("redis-server on %s is already running", s.Addr())
 	}
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1",
-		"--save", "",
-		"--appendonly", "no",
-		"--dir", s.dir,
-		"--daemonize", "no",
-		"--loglevel", "warning",
-	)
+	args, err := s.args()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(s.bin, args...)
 	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr() // dies with the test binary where it can
@@ -224,6 +245,36 @@ func (s *Server) run() error {
 	}
 	s.cmd, s.done = cmd, done
 	return nil
+}
+
+// args returns the command line of s, writing a Sentinel's config file
+// first: Sentinel takes one that it can rewrite.
+func (s *Server) args() ([]string, error) {
+	common := []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--daemonize", "no",
+		"--loglevel", "warning",
+	}
+	switch s.kind {
+	case sentinel:
+		text, err := sentinelConfig(s.master)
+		if err != nil {
+			return nil, err
+		}
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			return nil, err
+		}
+		return append([]string{conf, "--sentinel"}, common...), nil
+	case clusterNode:
+		// Each node keeps its cluster state in nodes.conf in its own
+		// directory, so that a restarted node rejoins with its slots.
+		common = append(common, "--cluster-enabled", "yes", "--cluster-require-full-coverage", "no",
+			"--cluster-node-timeout", "5000")
+	}
+	return append(common, "--save", "", "--appendonly", "no"), nil
 }
 
 // waitReady waits until addr answers PING with PONG, or done is closed.

@@ -2,33 +2,135 @@ package importer
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 )
 
 // OKFNURL is where the okfn world-cities CSV (the small dataset) is published.
 const OKFNURL = "https://raw.githubusercontent.com/datasets/world-cities/master/data/world-cities.csv"
 
+// Timeouts bound each phase of a download, so that a server or proxy that
+// stops answering fails the download instead of hanging it. Zero fields get
+// the DefaultTimeouts.
+type Timeouts struct {
+	// Connect bounds resolving the host and connecting to it (or to the
+	// proxy).
+	Connect time.Duration
+	// TLS bounds each TLS handshake.
+	TLS time.Duration
+	// Header bounds the wait for the response headers once the request is
+	// sent, and for a proxy's answer to CONNECT.
+	Header time.Duration
+	// Idle bounds the wait for each part of the body.
+	Idle time.Duration
+}
+
+// DefaultTimeouts are generous for the okfn CSV (about 1 MB) on a slow
+// network, and still end a stalled download within a minute.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{Connect: 10 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 30 * time.Second}
+}
+
+func (t Timeouts) withDefaults() Timeouts {
+	d := DefaultTimeouts()
+	if t.Connect <= 0 {
+		t.Connect = d.Connect
+	}
+	if t.TLS <= 0 {
+		t.TLS = d.TLS
+	}
+	if t.Header <= 0 {
+		t.Header = d.Header
+	}
+	if t.Idle <= 0 {
+		t.Idle = d.Idle
+	}
+	return t
+}
+
+// Phases of a download, as TimeoutError names them.
+const (
+	PhaseConnect = "connect"
+	PhaseTLS     = "tls"
+	PhaseHeader  = "header"
+	PhaseIdle    = "idle"
+)
+
+// TimeoutError is how a download ends when one of its phases outlasts its
+// timeout (see Timeouts).
+type TimeoutError struct {
+	Phase string // PhaseConnect, PhaseTLS, PhaseHeader or PhaseIdle
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	switch e.Phase {
+	case PhaseConnect:
+		return fmt.Sprintf("timed out: not connected within %s", e.After)
+	case PhaseTLS:
+		return fmt.Sprintf("timed out: no TLS handshake within %s", e.After)
+	case PhaseHeader:
+		return fmt.Sprintf("timed out: no answer within %s", e.After)
+	default:
+		return fmt.Sprintf("timed out: no data for %s", e.After)
+	}
+}
+
+// Timeout reports true, as net.Error's Timeout does.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// DownloadOptions tune Download; the zero value gives the defaults.
+type DownloadOptions struct {
+	// Client makes the request. Nil means a client that honours the
+	// HTTPS_PROXY and HTTP_PROXY environment variables and has no timeouts
+	// of its own besides Timeouts.
+	Client *http.Client
+	// Progress, when not nil, hears the bytes received.
+	Progress Progress
+	// Timeouts bound each phase of the download.
+	Timeouts Timeouts
+}
+
 // Download fetches url into the file dst. It streams the body into a
 // temporary file next to dst and renames it to dst only once the whole body
-// has arrived, so dst is never left half-written. A nil client means
-// http.DefaultClient; p, when not nil, hears the bytes received. The error
-// names the URL and suggests importing a local copy instead.
-func Download(ctx context.Context, client *http.Client, url, dst string, p Progress) error {
-	if err := download(ctx, client, url, dst, p); err != nil {
+// has arrived, so dst is never left half-written. Each phase of the
+// download is bounded by opts.Timeouts. The error names the URL and
+// suggests importing a local copy instead.
+func Download(ctx context.Context, url, dst string, opts DownloadOptions) error {
+	if err := download(ctx, url, dst, opts); err != nil {
 		return fmt.Errorf("download %s: %w (without network access, fetch the file another way and pass --file PATH instead)", url, err)
 	}
 	return nil
 }
 
-func download(ctx context.Context, client *http.Client, url, dst string, p Progress) (err error) {
+func download(ctx context.Context, url, dst string, opts DownloadOptions) (err error) {
+	client := opts.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = defaultClient()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	t := opts.Timeouts.withDefaults()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wd := &watchdog{cancel: cancel}
+	defer wd.stop()
+	defer func() {
+		// The watchdog ends the request by cancelling its context: say why.
+		var te *TimeoutError
+		if err != nil && errors.As(context.Cause(ctx), &te) {
+			err = te
+		}
+	}()
+	wd.arm(PhaseConnect, t.Connect)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, wd.trace(t)), http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
@@ -40,6 +142,7 @@ func download(ctx context.Context, client *http.Client, url, dst string, p Progr
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("server answered %s", resp.Status)
 	}
+	wd.arm(PhaseIdle, t.Idle)
 
 	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.part")
 	if err != nil {
@@ -53,13 +156,14 @@ func download(ctx context.Context, client *http.Client, url, dst string, p Progr
 	}()
 	var w io.Writer = f
 	var pw *progressWriter
-	if p != nil {
-		pw = &progressWriter{w: f, p: p}
+	if opts.Progress != nil {
+		pw = &progressWriter{w: f, p: opts.Progress}
 		w = pw
 	}
-	if _, err := io.Copy(w, resp.Body); err != nil {
+	if _, err := io.Copy(w, &idleReader{r: resp.Body, wd: wd, idle: t.Idle}); err != nil {
 		return err
 	}
+	wd.stop()
 	if pw != nil {
 		pw.flush()
 	}
@@ -73,6 +177,74 @@ func download(ctx context.Context, client *http.Client, url, dst string, p Progr
 		return err
 	}
 	return os.Rename(f.Name(), dst)
+}
+
+// defaultClient honours the proxy environment like http.DefaultClient but
+// leaves every timeout to the watchdog, so that a longer timeout than
+// net/http's defaults is obeyed and each phase's error says which it was.
+func defaultClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = 0
+	return &http.Client{Transport: tr}
+}
+
+// watchdog cancels a download whose current phase outlasts its timeout:
+// each step of the request re-arms it for the next phase, and each read of
+// the body for another idle wait.
+type watchdog struct {
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	timer  *time.Timer
+}
+
+func (wd *watchdog) arm(phase string, d time.Duration) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.timer != nil {
+		wd.timer.Stop()
+	}
+	wd.timer = time.AfterFunc(d, func() { wd.cancel(&TimeoutError{Phase: phase, After: d}) })
+}
+
+func (wd *watchdog) stop() {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.timer != nil {
+		wd.timer.Stop()
+	}
+}
+
+// trace moves the watchdog through the phases of the request: connected
+// (to the server or the proxy), then a TLS handshake for https, then the
+// wait for an answer; a proxy's answer to CONNECT counts as one.
+func (wd *watchdog) trace(t Timeouts) *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				wd.arm(PhaseHeader, t.Header)
+			}
+		},
+		TLSHandshakeStart: func() { wd.arm(PhaseTLS, t.TLS) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { wd.arm(PhaseHeader, t.Header) },
+		WroteRequest:      func(httptrace.WroteRequestInfo) { wd.arm(PhaseHeader, t.Header) },
+	}
+}
+
+// idleReader re-arms the watchdog for another idle wait after each read
+// that brings data.
+type idleReader struct {
+	r    io.Reader
+	wd   *watchdog
+	idle time.Duration
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 {
+		ir.wd.arm(PhaseIdle, ir.idle)
+	}
+	return n, err
 }
 
 // progressWriter reports the bytes written through it every progressStep.

@@ -60,7 +60,7 @@ func TestDownload(t *testing.T) {
 				t.Fatal(err)
 			}
 			var p recorder
-			err := importer.Download(t.Context(), srv.Client(), url, dst, &p)
+			err := importer.Download(t.Context(), url, dst, importer.DownloadOptions{Client: srv.Client(), Progress: &p})
 
 			want := body
 			if tt.wantErr == "" {
@@ -99,7 +99,7 @@ func TestDownloadCreatesAReadableFile(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("x")) }))
 	defer srv.Close()
 	dst := filepath.Join(t.TempDir(), "new.csv")
-	if err := importer.Download(t.Context(), nil, srv.URL, dst, nil); err != nil {
+	if err := importer.Download(t.Context(), srv.URL, dst, importer.DownloadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(dst)

@@ -356,8 +356,8 @@ func TestImportEnrichesAsTheSequentialReader(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.EqualFunc(got, exp, func(a, b search.City) bool { return a.Equal(&b) }) {
-					t.Errorf("search %s: %q\nwant %q", prefix, names(got), names(exp))
+				if !slices.EqualFunc(got, exp, func(a, b search.Found) bool { return a.Equal(&b.City) && a.Key == b.Key }) {
+					t.Errorf("search %s: %+v\nwant %+v", prefix, got, exp)
 				}
 			}
 		})

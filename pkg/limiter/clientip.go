@@ -84,6 +84,15 @@ func ParsePrefixes(list []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// IsCatchAll reports whether p holds every IPv4 or every IPv6 address, as
+// 0.0.0.0/0, ::/0 and ::ffff:0.0.0.0/96 do. Trusting such a network as a
+// proxy trusts X-Forwarded-For from everyone, so that every client can choose
+// its own key; a caller should refuse it unless told that no connection
+// reaches the server but through its proxies.
+func IsCatchAll(p netip.Prefix) bool {
+	return p.IsValid() && unmapPrefix(p).Bits() == 0
+}
+
 // unmapPrefix turns an IPv4-mapped IPv6 network (::ffff:10.0.0.0/104) into
 // the IPv4 network it means (10.0.0.0/8), since peers are unmapped before
 // they are compared.

@@ -173,6 +173,37 @@ func TestParsePrefixes(t *testing.T) {
 // Forged X-Forwarded-For headers, sent straight to the server or through
 // the trusted proxy, can neither get a client past its own limit nor use
 // up someone else's.
+func TestIsCatchAll(t *testing.T) {
+	tests := []struct {
+		prefix string
+		want   bool
+	}{
+		{"0.0.0.0/0", true},
+		{"::/0", true},
+		{"::ffff:0.0.0.0/96", true}, // every IPv4 address, mapped
+		{"10.0.0.0/0", true},        // masked to 0.0.0.0/0
+		{"0.0.0.0/1", false},
+		{"::/1", false},
+		{"::ffff:0.0.0.0/97", false},
+		{"10.0.0.0/8", false},
+		{"192.0.2.1/32", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix, func(t *testing.T) {
+			prefixes, err := limiter.ParsePrefixes([]string{tt.prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := limiter.IsCatchAll(prefixes[0]); got != tt.want {
+				t.Fatalf("IsCatchAll(%s) = %v, want %v", tt.prefix, got, tt.want)
+			}
+		})
+	}
+	if limiter.IsCatchAll(netip.Prefix{}) {
+		t.Error("IsCatchAll of the zero Prefix = true, want false")
+	}
+}
+
 func TestMiddlewareSpoofedForwardedFor(t *testing.T) {
 	const (
 		proxy    = "10.0.0.1:5555"

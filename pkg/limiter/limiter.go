@@ -27,20 +27,24 @@
 // (draft-ietf-httpapi-ratelimit-headers) on every response it decides,
 // answers the requests over the limit with 429 and Retry-After, and, when its
 // Store fails, lets requests through (or answers 503 with WithFailClosed).
+// The package has no words of its own for people: the JSON bodies of the 429
+// and 503 answers carry the caller's (WithLimitMessage,
+// WithUnavailableMessage), and the status text of HTTP until it gives some.
 //
 // # Backends
 //
 // Store is the seam between the window and where it lives. The memory
 // sub-package keeps windows in process, for one server; the redis
-// sub-package keeps them in Redis, so that every replica of the server
-// shares one window per client. Both pass the conformance suite, storetest.
+// sub-package keeps them in Redis (one server, a Cluster or behind Sentinel),
+// so that every replica of the server shares one window per client. Both
+// pass the conformance suite, storetest. A Store that depends on a service
+// also implements Pinger, so that its caller can check on it.
 package limiter
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -60,6 +64,17 @@ type Store interface {
 	// ended). The Limiter lets a request through when Allow fails, so a broken
 	// store never takes the API down with it.
 	Allow(ctx context.Context, key string, p Policy) (Decision, error)
+}
+
+// Pinger is implemented by a Store that lives in a service it can check
+// without deciding on a request, such as the redis sub-package's Store. The
+// Limiter never pings; its caller may, for a readiness check or a warning at
+// start. Ping returns nil when the store can decide right now, and otherwise
+// an error that says why. The error may name the service's hosts but never
+// its credentials, so that it is safe to log and to show. Ping gives up when
+// ctx ends.
+type Pinger interface {
+	Ping(ctx context.Context) error
 }
 
 // ErrInvalidPolicy means a Policy cannot limit anything as given.
@@ -82,23 +97,6 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: window %s is not positive", ErrInvalidPolicy, p.Window)
 	}
 	return nil
-}
-
-// Message tells a client what the policy allows, for example "You can only do
-// 5 searches in 3 seconds". The window is written in seconds in its shortest
-// decimal form ("1.5 seconds", "0.5 seconds"), so that the 429 body, the
-// server and the demo page all say the same thing.
-func (p Policy) Message() string {
-	searches := "searches"
-	if p.Max == 1 {
-		searches = "search"
-	}
-	seconds := "seconds"
-	if p.Window == time.Second {
-		seconds = "second"
-	}
-	return fmt.Sprintf("You can only do %d %s in %s %s",
-		p.Max, searches, strconv.FormatFloat(p.Window.Seconds(), 'f', -1, 64), seconds)
 }
 
 // Decision is a Store's verdict on one request, seen at the instant it was

@@ -8,27 +8,6 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 )
 
-func TestPolicyMessage(t *testing.T) {
-	tests := []struct {
-		p    limiter.Policy
-		want string
-	}{
-		{limiter.Policy{Max: 5, Window: 3 * time.Second}, "You can only do 5 searches in 3 seconds"},
-		{limiter.Policy{Max: 2, Window: 1500 * time.Millisecond}, "You can only do 2 searches in 1.5 seconds"},
-		{limiter.Policy{Max: 1, Window: time.Second}, "You can only do 1 search in 1 second"},
-		{limiter.Policy{Max: 10, Window: 500 * time.Millisecond}, "You can only do 10 searches in 0.5 seconds"},
-		{limiter.Policy{Max: 1, Window: 2 * time.Minute}, "You can only do 1 search in 120 seconds"},
-		{limiter.Policy{Max: 3, Window: 1250 * time.Millisecond}, "You can only do 3 searches in 1.25 seconds"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := tt.p.Message(); got != tt.want {
-				t.Fatalf("%+v.Message() = %q, want %q", tt.p, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestPolicyValidate(t *testing.T) {
 	tests := []struct {
 		name    string

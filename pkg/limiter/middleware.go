@@ -53,6 +53,9 @@ type Limiter struct {
 	now        func() time.Time
 	failClosed bool
 
+	// The caller's words for the 429 and 503 answers.
+	limitMessage, unavailableMessage string
+
 	// Built once: the 429 and 503 bodies and the RateLimit-Policy field.
 	tooMany, unavailable []byte
 	policyField          []string // one value, never modified: shared by every response
@@ -65,7 +68,6 @@ type Limiter struct {
 
 	storeErrors atomic.Int64
 	failing     atomic.Bool
-	lastErr     atomic.Pointer[error]
 }
 
 // errorLogEvery is the least time between two logged store errors.
@@ -105,6 +107,21 @@ func WithPolicyName(name string) Option {
 	return func(l *Limiter) { l.name = name }
 }
 
+// WithLimitMessage sets what the 429 answer tells a client over the limit,
+// as the JSON body {"message": msg}; for example "You can only do 5 searches
+// in 3 seconds" (default "Too Many Requests"). The words are the caller's:
+// only it knows what its clients are doing.
+func WithLimitMessage(msg string) Option {
+	return func(l *Limiter) { l.limitMessage = msg }
+}
+
+// WithUnavailableMessage sets what the 503 answer given while the store
+// fails says, as the JSON body {"message": msg} (default "Service
+// Unavailable"). Only a Limiter made WithFailClosed gives that answer.
+func WithUnavailableMessage(msg string) Option {
+	return func(l *Limiter) { l.unavailableMessage = msg }
+}
+
 // New returns a Limiter that keeps its windows in store and enforces p.
 func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 	if store == nil {
@@ -114,11 +131,13 @@ func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 		return nil, fmt.Errorf("new limiter: %w", err)
 	}
 	l := &Limiter{
-		store:  store,
-		policy: p,
-		name:   DefaultPolicyName,
-		log:    slog.Default(),
-		now:    time.Now,
+		store:              store,
+		policy:             p,
+		name:               DefaultPolicyName,
+		log:                slog.Default(),
+		now:                time.Now,
+		limitMessage:       http.StatusText(http.StatusTooManyRequests),
+		unavailableMessage: http.StatusText(http.StatusServiceUnavailable),
 	}
 	defaultKey, err := NewClientIP(nil, DefaultIPv6Prefix)
 	if err != nil {
@@ -131,10 +150,10 @@ func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 	if !validPolicyName(l.name) {
 		return nil, fmt.Errorf("new limiter: policy name %q: use printable ASCII without quotes or backslashes", l.name)
 	}
-	if l.tooMany, err = messageBody(p.Message()); err != nil {
+	if l.tooMany, err = messageBody(l.limitMessage); err != nil {
 		return nil, fmt.Errorf("new limiter: encode 429 body: %w", err)
 	}
-	if l.unavailable, err = messageBody("Search is unavailable, try again later"); err != nil {
+	if l.unavailable, err = messageBody(l.unavailableMessage); err != nil {
 		return nil, fmt.Errorf("new limiter: encode 503 body: %w", err)
 	}
 	// The fields carry whole seconds; a window of 1.5s is announced as 2,
@@ -241,24 +260,11 @@ func (l *Limiter) StoreErrors() int64 {
 	return l.storeErrors.Load()
 }
 
-// StoreErr returns the store's latest error while it is failing: from a
-// failed decision until the next one that succeeds, when it returns nil.
-func (l *Limiter) StoreErr() error {
-	if !l.failing.Load() {
-		return nil
-	}
-	if p := l.lastErr.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
 // storeFailed records err, and logs it unless another store error was
 // logged less than errorLogEvery ago; the next log line says how many went
 // unlogged.
 func (l *Limiter) storeFailed(ctx context.Context, err error) {
 	l.storeErrors.Add(1)
-	l.lastErr.Store(&err)
 	l.failing.Store(true)
 	now := l.now().UnixNano()
 	next := l.nextErrorLog.Load()

@@ -25,7 +25,9 @@ var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 // mustHandler wraps ok in a Limiter over a memory store read from clock.
 func mustHandler(tb testing.TB, clock *storetest.Clock, p limiter.Policy, opts ...limiter.Option) http.Handler {
 	tb.Helper()
-	l, err := limiter.New(memory.New(memory.WithClock(clock.Now)), p, opts...)
+	store := memory.New(memory.WithClock(clock.Now))
+	tb.Cleanup(func() { _ = store.Close() })
+	l, err := limiter.New(store, p, opts...)
 	if err != nil {
 		tb.Fatalf("limiter.New: %v", err)
 	}
@@ -43,7 +45,8 @@ func serve(h http.Handler, remoteAddr string) *httptest.ResponseRecorder {
 
 func TestMiddlewareRejectsWith429(t *testing.T) {
 	clock := storetest.NewClock(storetest.Start)
-	h := mustHandler(t, clock, limiter.Policy{Max: 5, Window: 3 * time.Second})
+	h := mustHandler(t, clock, limiter.Policy{Max: 5, Window: 3 * time.Second},
+		limiter.WithLimitMessage("You can only do 5 searches in 3 seconds"))
 	for i := range 5 {
 		if w := serve(h, "192.0.2.1:1234"); w.Code != http.StatusOK || w.Body.String() != "ok" {
 			t.Fatalf("request %d: %d %q, want 200 ok", i+1, w.Code, w.Body)
@@ -64,14 +67,56 @@ func TestMiddlewareRejectsWith429(t *testing.T) {
 	}
 }
 
-func TestMiddlewareMessageFollowsPolicy(t *testing.T) {
-	clock := storetest.NewClock(storetest.Start)
-	h := mustHandler(t, clock, limiter.Policy{Max: 2, Window: 1500 * time.Millisecond})
-	serve(h, "192.0.2.1:1")
-	serve(h, "192.0.2.1:1")
-	w := serve(h, "192.0.2.1:1")
-	if got, want := w.Body.String(), `{"message":"You can only do 2 searches in 1.5 seconds"}`; got != want {
-		t.Fatalf("body %s, want %s", got, want)
+// The bodies of the 429 and 503 answers say what the caller wrote, escaped
+// as JSON, or the status text when it wrote nothing.
+func TestMiddlewareSaysTheCallersWords(t *testing.T) {
+	tests := []struct {
+		name             string
+		opts             []limiter.Option
+		want429, want503 string
+	}{
+		{
+			name:    "no words given",
+			want429: `{"message":"Too Many Requests"}`,
+			want503: `{"message":"Service Unavailable"}`,
+		},
+		{
+			name: "the caller's words",
+			opts: []limiter.Option{
+				limiter.WithLimitMessage("You can only do 2 searches in 1.5 seconds"),
+				limiter.WithUnavailableMessage("Search is unavailable, try again later"),
+			},
+			want429: `{"message":"You can only do 2 searches in 1.5 seconds"}`,
+			want503: `{"message":"Search is unavailable, try again later"}`,
+		},
+		{
+			name: "words that need escaping",
+			opts: []limiter.Option{
+				limiter.WithLimitMessage(`Slow down, "friend"` + "\n"),
+				limiter.WithUnavailableMessage("Ça reviendra <bientôt>"),
+			},
+			want429: `{"message":"Slow down, \"friend\"\n"}`,
+			want503: `{"message":"Ça reviendra \u003cbientôt\u003e"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := limiter.Policy{Max: 2, Window: 1500 * time.Millisecond}
+			h := mustHandler(t, storetest.NewClock(storetest.Start), p, tt.opts...)
+			serve(h, "192.0.2.1:1")
+			serve(h, "192.0.2.1:1")
+			if w := serve(h, "192.0.2.1:1"); w.Code != http.StatusTooManyRequests || w.Body.String() != tt.want429 {
+				t.Errorf("over the limit: %d %s, want 429 %s", w.Code, w.Body, tt.want429)
+			}
+			l, err := limiter.New(brokenStore{}, p, append(tt.opts, limiter.WithFailClosed(true),
+				limiter.WithLogger(slog.New(slog.DiscardHandler)))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := serve(l.Middleware(ok), "192.0.2.1:1"); w.Code != http.StatusServiceUnavailable || w.Body.String() != tt.want503 {
+				t.Errorf("store down: %d %s, want 503 %s", w.Code, w.Body, tt.want503)
+			}
+		})
 	}
 }
 

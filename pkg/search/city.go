@@ -60,17 +60,27 @@ func (c *City) Key() Key {
 // cityJSON is the wire form of a City, and with Match of a Hit; optional
 // fields are left out when the dataset does not have them.
 type cityJSON struct {
-	Name        string   `json:"name"`
-	Slug        string   `json:"slug"`
-	Country     string   `json:"country"`
-	CountryCode string   `json:"country_code,omitempty"`
-	Subcountry  string   `json:"subcountry,omitempty"`
-	Region      string   `json:"region,omitempty"`
-	Population  int64    `json:"population,omitempty"`
-	Lat         *float64 `json:"lat,omitempty"`
-	Lon         *float64 `json:"lon,omitempty"`
-	ID          uint32   `json:"id,omitempty"`
-	Match       *Span    `json:"match,omitempty"`
+	Name        string       `json:"name"`
+	Slug        string       `json:"slug"`
+	Country     string       `json:"country"`
+	CountryCode string       `json:"country_code,omitempty"`
+	Subcountry  string       `json:"subcountry,omitempty"`
+	Region      string       `json:"region,omitempty"`
+	Population  int64        `json:"population,omitempty"`
+	Lat         *float64     `json:"lat,omitempty"`
+	Lon         *float64     `json:"lon,omitempty"`
+	ID          uint32       `json:"id,omitempty"`
+	Match       *Span        `json:"match,omitempty"`
+	Matched     *matchedJSON `json:"matched,omitempty"`
+	Edits       int          `json:"edits,omitempty"`
+	Corrected   string       `json:"corrected,omitempty"`
+}
+
+// matchedJSON is the wire form of a NameMatch.
+type matchedJSON struct {
+	Name  string `json:"name"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
 }
 
 // MarshalJSON writes the API's object for c, without a match span.
@@ -115,6 +125,10 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 	if j.Match != nil {
 		h.Match = *j.Match
 	}
+	if m := j.Matched; m != nil {
+		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}}
+	}
+	h.Edits, h.Corrected = j.Edits, j.Corrected
 	return nil
 }
 
@@ -135,13 +149,29 @@ func AppendJSON(dst []byte, hits []Hit) []byte {
 func (h *Hit) appendJSON(dst []byte) []byte {
 	dst = h.appendFields(append(dst, '{'))
 	if h.Match != (Span{}) {
-		dst = append(dst, `,"match":{"start":`...)
-		dst = strconv.AppendInt(dst, int64(h.Match.Start), 10)
-		dst = append(dst, `,"end":`...)
-		dst = strconv.AppendInt(dst, int64(h.Match.End), 10)
-		dst = append(dst, '}')
+		dst = append(dst, `,"match":{`...)
+		dst = append(appendSpanFields(dst, h.Match), '}')
+	}
+	if m := h.Matched; m != nil {
+		dst = append(dst, `,"matched":{"name":`...)
+		dst = appendJSONString(dst, m.Name)
+		dst = append(appendSpanFields(append(dst, ','), m.Span), '}')
+	}
+	if h.Edits > 0 {
+		dst = append(dst, `,"edits":`...)
+		dst = strconv.AppendInt(dst, int64(h.Edits), 10)
+		dst = append(dst, `,"corrected":`...)
+		dst = appendJSONString(dst, h.Corrected)
 	}
 	return append(dst, '}')
+}
+
+// appendSpanFields writes "start":N,"end":M.
+func appendSpanFields(dst []byte, sp Span) []byte {
+	dst = append(dst, `"start":`...)
+	dst = strconv.AppendInt(dst, int64(sp.Start), 10)
+	dst = append(dst, `,"end":`...)
+	return strconv.AppendInt(dst, int64(sp.End), 10)
 }
 
 // appendFields writes the city's fields of cityJSON in its order, leaving

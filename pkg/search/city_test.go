@@ -24,6 +24,13 @@ type cityFields struct {
 	Lon         *float64     `json:"lon,omitempty"`
 	ID          uint32       `json:"id,omitempty"`
 	Match       *search.Span `json:"match,omitempty"`
+	Matched     *struct {
+		Name  string `json:"name"`
+		Start int    `json:"start"`
+		End   int    `json:"end"`
+	} `json:"matched,omitempty"`
+	Edits     int    `json:"edits,omitempty"`
+	Corrected string `json:"corrected,omitempty"`
 }
 
 func reference(t testing.TB, hits []search.Hit) []byte {
@@ -35,6 +42,14 @@ func reference(t testing.TB, hits []search.Hit) []byte {
 		if c.Match != (search.Span{}) {
 			fields[i].Match = &c.Match
 		}
+		if m := c.Matched; m != nil {
+			fields[i].Matched = &struct {
+				Name  string `json:"name"`
+				Start int    `json:"start"`
+				End   int    `json:"end"`
+			}{m.Name, m.Span.Start, m.Span.End}
+		}
+		fields[i].Edits, fields[i].Corrected = c.Edits, c.Corrected
 		if c.HasLocation {
 			fields[i].Lat, fields[i].Lon = &c.Lat, &c.Lon
 		}
@@ -62,6 +77,10 @@ func TestAppendJSON(t *testing.T) {
 		{"escapes", []search.Hit{{City: search.City{Name: "Quote \" back \\ tab \t nl \n ctl \x01 & <b> \u2028", Slug: "q", Country: "Côte d’Ivoire"}}}},
 		{"invalid UTF-8", []search.Hit{{City: search.City{Name: "bad \xff\xfe byte", Slug: "bad", Country: "X"}}}},
 		{"match span", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"}, Match: search.Span{Start: 0, End: 3}}}},
+		{"matched alternate name", []search.Hit{{City: search.City{Name: "Köln", Slug: "koln", Country: "Germany"},
+			Matched: &search.NameMatch{Name: "Cologne \"Kölle\"", Span: search.Span{Start: 0, End: 7}}}}},
+		{"typo match", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"},
+			Match: search.Span{End: 6}, Edits: 1, Corrected: "zurich"}}},
 		{"two", []search.Hit{{City: search.City{Name: "A", Slug: "a", Country: "B"}}, {City: search.City{Name: "C", Slug: "c", Country: "D", Population: 7}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +98,8 @@ func TestAppendJSON(t *testing.T) {
 			for i := range back {
 				w := tc.hits[i]
 				sameName := back[i].Name == w.Name || !utf8.ValidString(w.Name) // encoding/json replaces bad bytes
-				if back[i].Match != w.Match || !sameName || back[i].HasLocation != w.HasLocation {
+				if back[i].Match != w.Match || !sameName || back[i].HasLocation != w.HasLocation ||
+					(back[i].Matched == nil) != (w.Matched == nil) || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
 					t.Errorf("hit %d read back as %+v, want %+v", i, back[i], w)
 				}
 			}

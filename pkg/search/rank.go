@@ -5,22 +5,86 @@ import "strings"
 // ExactBoost is the factor by which a whole-name match's population counts.
 const ExactBoost = 10
 
-// Weight is the ranking weight of a city with this slug and population for
-// the folded query prefix (see the package doc).
-func Weight(prefix, slug string, population int64) int64 {
-	if slug == prefix {
-		return population * ExactBoost
+// AltDivisor is how much less a match through an alternate name weighs
+// than one through the main name: "new" lists New York City (8M) before
+// Delhi (11M), one of whose alternate names is "New Delhi".
+const AltDivisor = 2
+
+// Weight is the ranking weight of a city of this population reached
+// through key for the folded query prefix, in units of 1/AltDivisor of a
+// person: the population, times ExactBoost when the key is the whole
+// prefix, halved for an alternate name.
+func Weight(prefix string, key NameKey, population int64) int64 {
+	w := population
+	if key.Slug == prefix {
+		w *= ExactBoost
 	}
-	return population
+	if key.Alt == 0 {
+		w *= AltDivisor
+	}
+	return w
 }
 
-// Compare orders a and b for the folded query prefix: negative when a ranks
-// before b, positive when after, 0 only for cities that are equal in every
-// field the order looks at. Both are expected to match prefix.
+// Compare orders a and b, both reached through their main name, for the
+// folded query prefix (see CompareFound).
 func Compare(prefix string, a, b *City) int {
-	if c := CompareRank(prefix, a.Slug, a.Population, b.Slug, b.Population); c != 0 {
+	return CompareFound(prefix, &Found{City: *a, Key: NameKey{Slug: a.Slug}}, &Found{City: *b, Key: NameKey{Slug: b.Slug}})
+}
+
+// CompareFound orders a and b for the folded query prefix: negative when
+// a ranks before b, positive when after, 0 only for cities that are equal
+// in every field the order looks at. Both keys are expected to start with
+// prefix. The order is: Weight (higher first), whole-name match first, main
+// name before alternate name, shorter key, key in byte order, then name,
+// country, subcountry, region and id in byte order, so that the order is
+// total and the same in every store.
+func CompareFound(prefix string, a, b *Found) int {
+	return compareFound(prefix, a, prefix, b)
+}
+
+// compareFound is CompareFound with a prefix for each side: typo matches
+// and query variants each rank against the text that reached them.
+func compareFound(ap string, a *Found, bp string, b *Found) int {
+	if c := CompareKeys(ap, a.Key, a.Population, bp, b.Key, b.Population); c != 0 {
 		return c
 	}
+	return compareCities(&a.City, &b.City)
+}
+
+// CompareKeys is the part of CompareFound that looks only at keys and
+// populations, each against its own prefix. Stores that keep keys sorted
+// use it to rank without building City values.
+func CompareKeys(ap string, a NameKey, aPop int64, bp string, b NameKey, bPop int64) int {
+	aw, bw := Weight(ap, a, aPop), Weight(bp, b, bPop)
+	switch {
+	case aw > bw:
+		return -1
+	case aw < bw:
+		return 1
+	}
+	if ae, be := a.Slug == ap, b.Slug == bp; ae != be {
+		if ae {
+			return -1
+		}
+		return 1
+	}
+	if am, bm := a.Alt == 0, b.Alt == 0; am != bm {
+		if am {
+			return -1
+		}
+		return 1
+	}
+	if len(a.Slug) != len(b.Slug) {
+		if len(a.Slug) < len(b.Slug) {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.Slug, b.Slug)
+}
+
+// compareCities is the tail of the order, which does not look at keys.
+func compareCities(a, b *City) int {
 	if c := strings.Compare(a.Name, b.Name); c != 0 {
 		return c
 	}
@@ -42,29 +106,8 @@ func Compare(prefix string, a, b *City) int {
 	return 0
 }
 
-// CompareRank is the part of Compare that looks only at slug and population:
-// weight (higher first), then whole-name match, then shorter slug, then slug.
-// Stores that keep cities sorted by slug use it to rank without building
-// City values.
+// CompareRank orders two cities reached through their main names by slug
+// and population alone (see CompareKeys).
 func CompareRank(prefix, aSlug string, aPop int64, bSlug string, bPop int64) int {
-	aw, bw := Weight(prefix, aSlug, aPop), Weight(prefix, bSlug, bPop)
-	switch {
-	case aw > bw:
-		return -1
-	case aw < bw:
-		return 1
-	}
-	if ae, be := aSlug == prefix, bSlug == prefix; ae != be {
-		if ae {
-			return -1
-		}
-		return 1
-	}
-	if len(aSlug) != len(bSlug) {
-		if len(aSlug) < len(bSlug) {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(aSlug, bSlug)
+	return CompareKeys(prefix, NameKey{Slug: aSlug}, aPop, prefix, NameKey{Slug: bSlug}, bPop)
 }

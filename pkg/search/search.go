@@ -80,7 +80,17 @@ var (
 	// ErrUnavailable means the store's backing service cannot be reached,
 	// or its data cannot be read.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrCorrupt means the stored copy of a dataset is damaged or was
+	// written by another version: the dataset is unavailable until it is
+	// imported again. It matches ErrUnavailable.
+	ErrCorrupt error = corruptError{}
 )
+
+type corruptError struct{}
+
+func (corruptError) Error() string { return "dataset is corrupt" }
+
+func (corruptError) Is(target error) bool { return target == ErrUnavailable }
 
 // EmptyDatasetError returns an error that matches ErrEmptyDataset and names
 // dataset d.
@@ -122,8 +132,8 @@ func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// Query asks a store for the best cities of one dataset that start with a
-// folded prefix.
+// Query asks a store for the best cities of one dataset with a key that
+// starts with a folded prefix.
 type Query struct {
 	Dataset Dataset
 	// Prefix is an already folded query (the output of Slug), never empty.
@@ -169,16 +179,17 @@ type CityReader interface {
 // that is not one of Datasets, ErrUnavailable (wrapped) when a backing
 // service is down or the stored data cannot be read, or ctx's error.
 type Store interface {
-	// Search returns at most q.Limit cities of q.Dataset whose slug starts
-	// with q.Prefix (and whose CountryCode is in q.Countries, when it is not
-	// empty), ordered by Compare (best first), with duplicates
-	// (same slug, country, subcountry and region) already removed at load
-	// time. It returns an empty, non-nil slice when nothing matches.
+	// Search returns at most q.Limit cities of q.Dataset that have a key
+	// (see Keys: the slug of its name or of an alternate name) starting
+	// with q.Prefix, and whose CountryCode is in q.Countries when it is not
+	// empty. Each city comes once, with its best such key, ordered by
+	// CompareFound (best first); duplicates (same Key) were removed at
+	// load time. It returns an empty, non-nil slice when nothing matches.
 	//
 	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
 	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has
 	// never been loaded.
-	Search(ctx context.Context, q Query) ([]City, error)
+	Search(ctx context.Context, q Query) ([]Found, error)
 
 	// Stats describes dataset d as the last finished Load left it.
 	//
@@ -214,6 +225,26 @@ type LoadOptions struct {
 	// (Cities is 0 when there is none) and next the new content. An
 	// error from Check fails the Load, wrapped, and keeps the old dataset.
 	Check func(prev DatasetStats, next LoadStats) error
+	// Phase, when not nil, hears each step a store takes after it has read
+	// the last city, named in a word (PhaseSorting, PhaseIndexing,
+	// PhaseWriting, PhaseSwapping; a store takes those it needs, in that
+	// order), so that a long import never looks stuck.
+	Phase func(name string)
+}
+
+// The steps of a Load after reading (see LoadOptions.Phase).
+const (
+	PhaseSorting  = "sorting"
+	PhaseIndexing = "indexing"
+	PhaseWriting  = "writing"
+	PhaseSwapping = "swapping"
+)
+
+// Enter tells o.Phase, if any, that a Load enters step name.
+func (o LoadOptions) Enter(name string) {
+	if o.Phase != nil {
+		o.Phase(name)
+	}
 }
 
 // Source describes the file a dataset was imported from.

@@ -2,8 +2,8 @@ package search
 
 import (
 	"context"
+	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -22,7 +22,8 @@ const (
 type Request struct {
 	// Dataset is the dataset to search; "" means Small.
 	Dataset Dataset
-	// Text is the query as typed: it is trimmed, checked and folded.
+	// Text is the query as typed: it is trimmed, checked and folded; it
+	// needs MinQueryLetters letters or digits once folded.
 	Text string
 	// Limit is how many cities to return at most, 1..MaxLimit: the edges
 	// fill in DefaultLimit when the person did not say.
@@ -39,8 +40,7 @@ type Request struct {
 type Result struct {
 	// Dataset is the dataset that was searched.
 	Dataset Dataset
-	// Prefix is the folded query that the cities matched; empty when the
-	// text folds to nothing, and then Hits is empty.
+	// Prefix is the folded query that the cities matched.
 	Prefix string
 	// Hits are the cities found, best first; never nil.
 	Hits []Hit
@@ -49,11 +49,41 @@ type Result struct {
 // Hit is one city of a Result, with what the query matched in it.
 type Hit struct {
 	City
-	// Match is the span of Name that the query matched.
+	// Match is the span of Name that the query matched, when it matched
+	// Name; zero when it matched an alternate name.
 	Match Span
+	// Matched is the alternate name that the query matched, with the span
+	// of it, when it matched one; nil when it matched Name.
+	Matched *NameMatch
 	// Edits is how many typos were corrected to match: 0 for a prefix
 	// match, which always ranks before typo matches.
 	Edits int
+	// Corrected is, for a typo match, the folded text the query was
+	// corrected to ("zurich" for "zuirch"): what a page can show as
+	// "Showing results for zurich".
+	Corrected string
+}
+
+// NameMatch is an alternate name that a query matched.
+type NameMatch struct {
+	Name string
+	Span Span
+}
+
+// hit returns the Hit of f, whose key the first n bytes of the query
+// matched.
+func hit(f *Found, n, edits int) Hit {
+	h := Hit{City: f.City, Edits: edits}
+	if edits > 0 {
+		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
+	}
+	span := MatchSpan(f.KeyName(f.Key), min(n, len(f.Key.Slug)))
+	if f.Key.Alt == 0 {
+		h.Match = span
+	} else {
+		h.Matched = &NameMatch{Name: f.KeyName(f.Key), Span: span}
+	}
+	return h
 }
 
 // Service answers the questions people type: it validates and folds a
@@ -82,19 +112,13 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Dataset: q.Dataset, Prefix: q.Prefix}
-	// A query can hold three letters that fold to nothing (unidecode knows
-	// no ASCII for "𠀀𠀁𠀂"): it matches no city.
-	if q.Prefix == "" {
-		res.Hits = []Hit{}
-		return res, nil
-	}
-	cities, err := s.store.Search(ctx, q)
+	found, err := s.prefixMatches(ctx, q)
 	if err != nil {
 		return Result{}, err
 	}
-	res.Hits = make([]Hit, len(cities), q.Limit)
-	for i, c := range cities {
-		res.Hits[i] = Hit{City: c, Match: MatchSpan(c.Name, len(q.Prefix))}
+	res.Hits = make([]Hit, 0, q.Limit)
+	for i := range found {
+		res.Hits = append(res.Hits, hit(&found[i].Found, len(found[i].prefix), 0))
 	}
 	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit {
 		return res, nil
@@ -103,14 +127,60 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	for _, t := range typos {
-		res.Hits = append(res.Hits, Hit{
-			City:  t.City,
-			Match: MatchSpan(t.City.Name, min(len(t.Corrected), len(t.City.Slug))),
-			Edits: t.Edits,
-		})
+	for i := range typos {
+		if len(res.Hits) == q.Limit {
+			break
+		}
+		if !listed(res.Hits, &typos[i].City) { // also a prefix match through another name
+			res.Hits = append(res.Hits, hit(&typos[i].Found, len(typos[i].Corrected), typos[i].Edits))
+		}
 	}
 	return res, nil
+}
+
+// listed reports whether c is one of hits.
+func listed(hits []Hit, c *City) bool {
+	k := c.Key()
+	for i := range hits {
+		if hits[i].City.Key() == k {
+			return true
+		}
+	}
+	return false
+}
+
+// variantFound is a city found through one variant of a query.
+type variantFound struct {
+	Found
+	prefix string // the variant that found it
+}
+
+// prefixMatches returns the best q.Limit cities with a key that starts
+// with q.Prefix or with one of its variants (see Variants), each once, in
+// rank order: one store search per variant, merged.
+func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
+	var out []variantFound
+	for _, v := range Variants(q.Prefix) {
+		vq := q
+		vq.Prefix = v
+		found, err := s.store.Search(ctx, vq)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range found {
+			out = append(out, variantFound{Found: f, prefix: v})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, &a.Found, b.prefix, &b.Found) })
+	seen := make(map[Key]bool, len(out))
+	kept := out[:0]
+	for _, f := range out {
+		if k := f.City.Key(); !seen[k] {
+			seen[k] = true
+			kept = append(kept, f)
+		}
+	}
+	return kept[:min(len(kept), q.Limit)], nil
 }
 
 // Stats describes dataset d (see Store.Stats).
@@ -138,7 +208,10 @@ func (req Request) query() (Query, error) {
 	if utf8.RuneCountInString(text) > MaxQueryRunes {
 		return q, invalid("q", "Query is too long: use at most %d characters", MaxQueryRunes)
 	}
-	if !hasLetters(text, MinQueryLetters) {
+	// Letters count once folded: "東京" (two characters) folds to
+	// "dong-jing", "a-b" to two letters.
+	q.Prefix = Slug(text)
+	if letters(q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}
 	if q.Limit < 1 || q.Limit > MaxLimit {
@@ -154,19 +227,10 @@ func (req Request) query() (Query, error) {
 		}
 		q.Countries = codes
 	}
-	q.Prefix = Slug(text)
 	return q, nil
 }
 
-// hasLetters reports whether s holds at least n letters or digits; runes,
-// not bytes, so "İst" has three and "a-b" two.
-func hasLetters(s string, n int) bool {
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if n--; n == 0 {
-				return true
-			}
-		}
-	}
-	return n <= 0
+// letters counts the letters and digits of a folded text.
+func letters(slug string) int {
+	return len(slug) - strings.Count(slug, "-")
 }

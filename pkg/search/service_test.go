@@ -44,6 +44,8 @@ func TestFindRefusesBadRequests(t *testing.T) {
 		isUnknown bool // also ErrUnknownDataset
 	}{
 		{"two letters", func(r *search.Request) { r.Text = "pa" }, "q", "Enter at least 3 letters", false},
+		{"punctuation is not a letter", func(r *search.Request) { r.Text = "a-b" }, "q", "Enter at least 3 letters", false},
+		{"characters that fold to nothing", func(r *search.Request) { r.Text = "𠀀𠀁𠀂" }, "q", "Enter at least 3 letters", false},
 		{"letters are runes, not bytes", func(r *search.Request) { r.Text = "İs" }, "q", "Enter at least 3 letters", false},
 		{"spaces around do not count", func(r *search.Request) { r.Text = "  pa \t" }, "q", "Enter at least 3 letters", false},
 		{"too long", func(r *search.Request) { r.Text = strings.Repeat("é", 101) }, "q", "Query is too long: use at most 100 characters", false},
@@ -107,8 +109,8 @@ func TestFindAnswers(t *testing.T) {
 		{"typo matches only fill what is left",
 			search.Request{Dataset: search.Large, Text: "paris", Limit: 1, Fuzzy: true, Countries: "gr"}, "paris",
 			[]hit{{"Paros", search.Span{End: 5}, 1}}},
-		{"a text that folds to nothing matches nothing",
-			search.Request{Dataset: search.Large, Text: "𠀀𠀁𠀂", Limit: 10}, "", nil},
+		{"letters count once folded: two CJK characters make eight",
+			search.Request{Dataset: search.Large, Text: "東京", Limit: 10}, "dong-jing", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := svc.Find(t.Context(), tc.req)

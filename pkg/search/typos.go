@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 )
@@ -9,11 +10,10 @@ import (
 // MaxEdits is how many typos a folded query may hold and still match: none
 // below 5 letters, one from 5, two from 9.
 func MaxEdits(prefix string) int {
-	letters := len(prefix) - strings.Count(prefix, "-")
-	switch {
-	case letters >= 9:
+	switch n := letters(prefix); {
+	case n >= 9:
 		return 2
-	case letters >= 5:
+	case n >= 5:
 		return 1
 	}
 	return 0
@@ -21,10 +21,10 @@ func MaxEdits(prefix string) int {
 
 // Typo is a city found by correcting typos in a query.
 type Typo struct {
-	City City
+	Found
 	// Edits is how many edits turn the query into Corrected.
 	Edits int
-	// Corrected is the prefix of City.Slug that the query was corrected
+	// Corrected is the prefix of Key.Slug that the query was corrected
 	// to: the whole-name boost and the match span are taken against it.
 	Corrected string
 }
@@ -34,16 +34,16 @@ type Typo struct {
 //
 // FindTypos returns exactly what the Service's own walk (WalkTypos) returns
 // for the same arguments: the best q.Limit cities of q.Dataset (and of
-// q.Countries, when not empty) whose slug does not start with q.Prefix but
-// starts with a string within maxEdits edits of it, each once, in
-// CompareTypos order. Its errors are those of Store.Search. The conformance
+// q.Countries, when not empty) with a key that does not start with
+// q.Prefix but starts with a string within maxEdits edits of it, each
+// once, in CompareTypos order. Its errors are those of Store.Search. The conformance
 // suite compares the two over many random queries.
 type TypoFinder interface {
 	FindTypos(ctx context.Context, q Query, maxEdits int) ([]Typo, error)
 }
 
 // TrieWalker is implemented by stores that walk the trie of a dataset's
-// slugs themselves, faster than WalkTypos can through Extensions.
+// keys (see Keys) themselves, faster than WalkTypos can through Extensions.
 type TrieWalker interface {
 	// WalkTrie calls visit with the path of every node below the root,
 	// depth first, children in byte order, and goes below a node only when
@@ -52,13 +52,26 @@ type TrieWalker interface {
 }
 
 // Extender is implemented by stores that can list cheaply which bytes
-// follow a prefix in the slugs of a dataset: the children of the prefix in
-// the trie of slugs. WalkTypos walks that trie; without an Extender it asks
+// follow a prefix in the keys of a dataset: the children of the prefix in
+// the trie of keys. WalkTypos walks that trie; without an Extender it asks
 // Search about each possible next byte instead.
 type Extender interface {
 	// Extensions returns, in increasing order and without repeats, every
-	// byte b such that some slug of d starts with prefix+b.
+	// byte b such that some key of d starts with prefix+b.
 	Extensions(ctx context.Context, d Dataset, prefix string) ([]byte, error)
+}
+
+// FindsTypos reports whether the Service finds typo matches in its store:
+// it needs a store that has a TypoFinder, or lets the Service walk the
+// trie of its keys (a TrieWalker or an Extender). A store without any
+// (MongoDB: a walk there costs a query per trie node) answers with prefix
+// matches only, whatever Request.Fuzzy says.
+func (s *Service) FindsTypos() bool {
+	switch s.store.(type) {
+	case TypoFinder, TrieWalker, Extender:
+		return true
+	}
+	return false
 }
 
 // typos returns the best typo matches of q, at most want of them. Fewer
@@ -66,6 +79,9 @@ type Extender interface {
 // answer, those needing more stay unsearched: the walk for two edits
 // visits many times the nodes of the walk for one.
 func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) {
+	if !s.FindsTypos() {
+		return nil, nil
+	}
 	var found []Typo
 	for e := 1; e <= MaxEdits(q.Prefix); e++ {
 		var err error
@@ -84,10 +100,11 @@ func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) 
 	return found, nil
 }
 
-// WalkTypos finds typo matches (see TypoFinder) in any store: it walks the
-// trie of the dataset's slugs for the prefixes within maxEdits edits of
-// q.Prefix (see corrections) and searches each of them. It is the
-// reference that a TypoFinder must agree with.
+// WalkTypos finds typo matches (see TypoFinder) in a store that is a
+// TrieWalker or an Extender: it walks the trie of the dataset's keys for
+// the prefixes within maxEdits edits of q.Prefix (see corrections) and
+// searches each of them. It is the reference that a TypoFinder must agree
+// with.
 func WalkTypos(ctx context.Context, s Store, q Query, maxEdits int) ([]Typo, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
@@ -104,11 +121,11 @@ func WalkTypos(ctx context.Context, s Store, q Query, maxEdits int) ([]Typo, err
 			return nil, err
 		}
 		for _, c := range cities {
-			if strings.HasPrefix(c.Slug, q.Prefix) {
+			if strings.HasPrefix(c.Key.Slug, q.Prefix) {
 				continue // a prefix match, not a typo
 			}
-			t := Typo{City: c, Edits: n.edits, Corrected: n.prefix}
-			k := c.Key()
+			t := Typo{Found: c, Edits: n.edits, Corrected: n.prefix}
+			k := c.City.Key()
 			if i, dup := best[k]; dup {
 				if CompareTypos(&t, &found[i]) < 0 {
 					found[i] = t
@@ -126,29 +143,14 @@ func WalkTypos(ctx context.Context, s Store, q Query, maxEdits int) ([]Typo, err
 	return found, nil
 }
 
-// CompareTypos orders typo matches: fewer edits first, then Compare's rule
-// with the whole-name boost taken against each match's own corrected
+// CompareTypos orders typo matches: fewer edits first, then CompareFound's
+// rule with the whole-name boost taken against each match's own corrected
 // prefix. So "zuirch" lists Zürich, a whole-name match of "zurich", first.
 func CompareTypos(a, b *Typo) int {
 	if a.Edits != b.Edits {
 		return a.Edits - b.Edits
 	}
-	aw, bw := Weight(a.Corrected, a.City.Slug, a.City.Population), Weight(b.Corrected, b.City.Slug, b.City.Population)
-	switch {
-	case aw > bw:
-		return -1
-	case aw < bw:
-		return 1
-	}
-	if ae, be := a.City.Slug == a.Corrected, b.City.Slug == b.Corrected; ae != be {
-		if ae {
-			return -1
-		}
-		return 1
-	}
-	// Neither or both are whole-name matches of equal weight: the rest of
-	// Compare's order does not look at the prefix.
-	return Compare("", &a.City, &b.City)
+	return compareFound(a.Corrected, &a.Found, b.Corrected, &b.Found)
 }
 
 // correction is a prefix of real slugs within edits of the query.
@@ -157,7 +159,7 @@ type correction struct {
 	edits  int
 }
 
-// corrections walks the trie of the dataset's slugs depth first, keeping
+// corrections walks the trie of the dataset's keys depth first, keeping
 // for each node the optimal-string-alignment distances between its path
 // and every prefix of the query, and returns the nodes whose path is within
 // maxEdits of the whole query. It does not descend where no extension can
@@ -218,15 +220,22 @@ func corrections(ctx context.Context, s Store, d Dataset, query string, maxEdits
 	return out, nil
 }
 
+// errNoTrie means a store can neither walk its trie nor list extensions.
+var errNoTrie = errors.New("the store cannot walk the trie of its keys")
+
 // walkTrie walks with the store's TrieWalker, or else node by node through
-// its Extensions (or Search).
+// its Extender.
 func walkTrie(ctx context.Context, s Store, d Dataset, visit func(path []byte) bool) error {
 	if w, ok := s.(TrieWalker); ok {
 		return w.WalkTrie(ctx, d, visit)
 	}
+	e, ok := s.(Extender)
+	if !ok {
+		return errNoTrie
+	}
 	var walk func(path []byte) error
 	walk = func(path []byte) error {
-		next, err := extensions(ctx, s, d, string(path))
+		next, err := e.Extensions(ctx, d, string(path))
 		if err != nil {
 			return err
 		}
@@ -241,26 +250,4 @@ func walkTrie(ctx context.Context, s Store, d Dataset, visit func(path []byte) b
 		return nil
 	}
 	return walk(nil)
-}
-
-// extensions asks the store's Extender, or else Search about every byte.
-func extensions(ctx context.Context, s Store, d Dataset, prefix string) ([]byte, error) {
-	if e, ok := s.(Extender); ok {
-		return e.Extensions(ctx, d, prefix)
-	}
-	var out []byte
-	for i := range len(SlugBytes) {
-		b := SlugBytes[i]
-		if prefix == "" && b == '-' {
-			continue
-		}
-		found, err := s.Search(ctx, Query{Dataset: d, Prefix: prefix + string(b), Limit: 1})
-		if err != nil {
-			return nil, err
-		}
-		if len(found) > 0 {
-			out = append(out, b)
-		}
-	}
-	return out, nil
 }

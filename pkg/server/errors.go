@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -18,6 +21,28 @@ func (e badRequest) Error() string { return string(e) }
 var errBadRequest = errors.New("bad request")
 
 func (e badRequest) Is(target error) bool { return target == errBadRequest }
+
+// UnavailableMessage is what a client reads when its search cannot be
+// answered now: a store or the rate limiter's store is down.
+const UnavailableMessage = "Search is unavailable, try again later"
+
+// LimitMessage tells a client what the rate limit allows, for example "You
+// can only do 5 searches in 3 seconds", in the 429 body and serve's log.
+// The window is written in seconds in its shortest decimal form ("1.5
+// seconds", "0.5 seconds"), as the demo page, which learns the limit from
+// /config, writes it too.
+func LimitMessage(max int, window time.Duration) string {
+	searches := "searches"
+	if max == 1 {
+		searches = "search"
+	}
+	seconds := "seconds"
+	if window == time.Second {
+		seconds = "second"
+	}
+	return fmt.Sprintf("You can only do %d %s in %s %s",
+		max, searches, strconv.FormatFloat(window.Seconds(), 'f', -1, 64), seconds)
+}
 
 // statusClientClosedRequest is nginx's status for a client that left before
 // the answer was ready. Nobody reads it but the access log.
@@ -45,7 +70,7 @@ var errorTable = []errorKind{
 	{search.ErrInvalidQuery, http.StatusBadRequest, "invalid", ""},
 	{search.ErrUnknownDataset, http.StatusBadRequest, "invalid", "Unknown dataset: use small or large"},
 	{search.ErrEmptyDataset, http.StatusServiceUnavailable, "empty", "This dataset is not available yet"},
-	{search.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", "Search is unavailable, try again later"},
+	{search.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", UnavailableMessage},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout", "Search took too long, try again later"},
 	{context.Canceled, statusClientClosedRequest, "canceled", "Request canceled"},
 }

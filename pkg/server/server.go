@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,18 +31,29 @@ type Config struct {
 	// ShutdownTimeout bounds how long Serve waits for requests in flight
 	// once its context is done; DefaultShutdownTimeout when zero.
 	ShutdownTimeout time.Duration
+	// DrainDelay makes Serve drain before it shuts down: once its context
+	// is done, GET /readyz answers 503 {"status":"draining"} at once, so
+	// that load balancers stop sending, while every other request is still
+	// answered (with Connection: close, so that clients move their next
+	// request elsewhere) and new connections are still accepted. After
+	// DrainDelay, or as soon as DrainCut is closed (a second signal), Serve
+	// shuts down gracefully. Zero or less shuts down at once; a nil
+	// DrainCut never closes.
+	DrainDelay time.Duration
+	DrainCut   <-chan struct{}
 	// Logger hears of the server's life and of net/http's errors; records
 	// carry component=server. Nothing is logged when it is nil.
 	Logger *slog.Logger
 }
 
 // Server runs a handler on a TCP address: Listen binds it, Serve answers
-// until its context is done, then shuts down gracefully.
+// until its context is done, then drains and shuts down gracefully.
 type Server struct {
 	cfg        Config
 	logger     *slog.Logger
 	httpServer *http.Server
 	ln         net.Listener
+	draining   atomic.Bool
 }
 
 // Listen binds cfg.Addr and returns the Server that will serve on it, so
@@ -63,7 +75,6 @@ func Listen(cfg Config) (*Server, error) {
 		cfg:    cfg,
 		logger: logger,
 		httpServer: &http.Server{
-			Handler:           cfg.Handler,
 			ReadHeaderTimeout: l.ReadHeaderTimeout,
 			ReadTimeout:       l.ReadTimeout,
 			WriteTimeout:      l.WriteTimeout,
@@ -72,6 +83,7 @@ func Listen(cfg Config) (*Server, error) {
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},
 	}
+	s.httpServer.Handler = s.drainAware(cfg.Handler)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, listenCause(err))
@@ -100,8 +112,9 @@ func listenCause(err error) error {
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Serve answers requests on the address bound by Listen until ctx is done,
-// then shuts down: it stops accepting, waits up to ShutdownTimeout for the
-// requests in flight, and returns nil once they are answered. If they are
+// then drains (see WithDrain) and shuts down: it stops accepting, waits up
+// to ShutdownTimeout for the requests in flight, and returns nil once they
+// are answered. If they are
 // not answered in time it closes their connections and returns an error.
 func (s *Server) Serve(ctx context.Context) error {
 	addr := s.Addr()
@@ -114,6 +127,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		return fmt.Errorf("serve on %s: %w", addr, err)
 	case <-ctx.Done():
 	}
+	s.drain(addr)
 
 	timeout := s.cfg.ShutdownTimeout
 	s.logger.Info("shutting down", slog.String("addr", addr), slog.Duration("timeout", timeout))

@@ -33,7 +33,7 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	}
 	start := time.Now()
 	serve := exec.CommandContext(ctx, bin, "serve", "--data-dir", r.storeDir, "--addr", addr,
-		"--max", "1000000", "--window", "1s", "--log-level", "warn")
+		"--max", "1000000", "--window", "1s", "--log-level", "warn", "--drain-delay", "0")
 	serve.Stderr = os.Stderr
 	if err := serve.Start(); err != nil {
 		return err

@@ -129,7 +129,7 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	defer serveLog.Close()
 	serve := exec.CommandContext(ctx, o.bin, "serve", "--data-dir", storeDir, "--addr", addr,
 		"--trusted-proxies", "127.0.0.0/8", "--max", strconv.Itoa(o.max), "--window", o.window.String(),
-		"--ready-datasets", "large", "--log-level", "warn")
+		"--ready-datasets", "large", "--log-level", "warn", "--drain-delay", "0")
 	serve.Stderr = serveLog
 	if err := serve.Start(); err != nil {
 		return false, err

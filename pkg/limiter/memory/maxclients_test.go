@@ -43,9 +43,6 @@ func TestMaxClientsBoundsTheStore(t *testing.T) {
 	if got := flood(t, store, "flood", clients, maxClients, p); got != maxClients {
 		t.Errorf("%d new clients at one instant: %d accepted, want the cap, %d", clients, got, maxClients)
 	}
-	if got := store.Refused(); got != clients-maxClients {
-		t.Errorf("Refused() = %d, want %d", got, clients-maxClients)
-	}
 	// A refused client is told to come back after a window.
 	d, err := store.Allow(t.Context(), "latecomer", p)
 	if err != nil {

@@ -5,9 +5,11 @@
 // different clients rarely wait for each other. A client's window is a ring of
 // at most Max timestamps, allocated when the client is first seen, so a
 // request of a known client allocates nothing. A client idle for a whole
-// window is forgotten by the next sweep: Sweep does all shards, and Allow
-// sweeps its own shard at most once per window, so memory stays bounded
-// without a background goroutine.
+// window is forgotten by the next sweep of its shard: Allow sweeps its own
+// shard at most once per window, and a background goroutine sweeps every
+// shard every DefaultSweepEvery (WithSweepEvery), so that the memory a flood
+// of clients took is given back even when no request comes after it. Close
+// stops that goroutine.
 //
 // # A flood of clients
 //
@@ -18,9 +20,9 @@
 // let it start afresh: an attacker could then make room by flooding and
 // escape its own limit. So when the store is full, Allow first sweeps the
 // clients whose windows are already empty, and if there is still no room it
-// rejects the new client (fails closed for new keys) and counts it in
-// Refused. Clients already tracked keep being decided exactly as before, and
-// room comes back as soon as tracked clients have been idle for a window.
+// rejects the new client (fails closed for new keys). Clients already
+// tracked keep being decided exactly as before, and room comes back as soon
+// as tracked clients have been idle for a window.
 package memory
 
 import (
@@ -36,6 +38,11 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 )
 
+// DefaultSweepEvery is how often the background sweep forgets idle clients.
+// A sweep visits every client, one shard at a time, so it costs about as much
+// as the requests that brought them; once a minute it is noise.
+const DefaultSweepEvery = time.Minute
+
 // numShards is a power of two well above the number of cores that serve
 // requests at once, so that two of them rarely want the same shard.
 const numShards = 64
@@ -48,9 +55,16 @@ type Store struct {
 
 	maxClients int64        // 0: no cap
 	clients    atomic.Int64 // how many clients the shards hold, plus reservations
-	refused    atomic.Int64 // new clients turned away by the cap
 
 	shards [numShards]shard
+
+	sweepEvery time.Duration
+	// ticker starts the background sweep's ticks; tests replace it.
+	ticker    func(time.Duration) (ticks <-chan time.Time, stop func())
+	afterTick func() // called after each background sweep, for tests
+	stop      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
 }
 
 var _ limiter.Store = (*Store)(nil)
@@ -88,9 +102,18 @@ func WithMaxClients(n int) Option {
 	return func(s *Store) { s.maxClients = int64(max(n, 0)) }
 }
 
-// New returns an empty Store.
+// WithSweepEvery sets how often the background goroutine forgets the
+// clients that have been idle for a window (default DefaultSweepEvery);
+// d <= 0 starts no goroutine, leaving the sweeping to Allow, which then never
+// gives back the memory of a flood after the last request.
+func WithSweepEvery(d time.Duration) Option {
+	return func(s *Store) { s.sweepEvery = d }
+}
+
+// New returns an empty Store. Close it when done, to stop its background
+// sweep.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, seed: maphash.MakeSeed()}
+	s := &Store{now: time.Now, seed: maphash.MakeSeed(), sweepEvery: DefaultSweepEvery, ticker: newTicker}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -101,7 +124,46 @@ func New(opts ...Option) *Store {
 		s.shards[i].clients = make(map[string]*window)
 		s.shards[i].nextIdle = math.MaxInt64
 	}
+	if s.sweepEvery > 0 {
+		s.stop, s.stopped = make(chan struct{}), make(chan struct{})
+		ticks, stop := s.ticker(s.sweepEvery)
+		go s.sweepOnTicks(ticks, stop)
+	}
 	return s
+}
+
+func newTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// sweepOnTicks sweeps every shard on each tick until Close.
+func (s *Store) sweepOnTicks(ticks <-chan time.Time, stop func()) {
+	defer close(s.stopped)
+	defer stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-ticks:
+			s.sweepAll()
+			if s.afterTick != nil {
+				s.afterTick()
+			}
+		}
+	}
+}
+
+// Close stops the background sweep and waits for it to return. The store
+// still decides afterwards, sweeping as Allow goes. Close always returns nil.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+			<-s.stopped
+		}
+	})
+	return nil
 }
 
 // Allow implements limiter.Store. It never fails for a valid policy. A new
@@ -124,7 +186,6 @@ func (s *Store) Allow(_ context.Context, key string, p limiter.Policy) (limiter.
 	w := sh.clients[key]
 	if w == nil {
 		if !s.reserve(sh, now) {
-			s.refused.Add(1)
 			return limiter.Decision{RetryAfter: p.Window, NextSlot: p.Window}, nil
 		}
 		w = &window{times: make([]int64, min(p.Max, initialRing)), max: p.Max}
@@ -167,28 +228,17 @@ func (s *Store) reserve(sh *shard, now int64) bool {
 	return false
 }
 
-// Sweep forgets every client whose requests have all left its window. Under
-// an unchanged policy such a client is in the same state as one never seen,
-// so sweeping never changes a decision.
-func (s *Store) Sweep() {
-	now := s.since()
+// sweepAll forgets every client whose requests have all left its window.
+// Under an unchanged policy such a client is in the same state as one never
+// seen, so sweeping never changes a decision. It locks one shard at a time,
+// so requests wait for one shard's sweep at most.
+func (s *Store) sweepAll() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		s.sweep(sh, now)
+		s.sweep(sh, s.since())
 		sh.mu.Unlock()
 	}
-}
-
-// Len returns how many clients the store holds a window for.
-func (s *Store) Len() int {
-	return int(s.clients.Load())
-}
-
-// Refused returns how many requests of new clients the store rejected
-// because it was full (see WithMaxClients).
-func (s *Store) Refused() int64 {
-	return s.refused.Load()
 }
 
 // since reads the clock as nanoseconds since s.epoch.

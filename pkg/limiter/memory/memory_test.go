@@ -14,8 +14,83 @@ import (
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, now func() time.Time) limiter.Store {
-		return memory.New(memory.WithClock(now))
+		store := memory.New(memory.WithClock(now))
+		t.Cleanup(func() { _ = store.Close() })
+		return store
 	})
+}
+
+// After a flood of distinct clients and no request since, the background
+// sweep alone forgets them once their windows have ended, and gives their
+// memory back. The ticks and the clock are the test's: nothing sleeps.
+func TestBackgroundSweepAfterAFlood(t *testing.T) {
+	const clients = 50_000
+	p := limiter.Policy{Max: 5, Window: 3 * time.Second}
+	clock := storetest.NewClock(storetest.Start)
+	ticks, swept := make(chan time.Time), make(chan struct{})
+	store := memory.New(memory.WithClock(clock.Now), memory.WithTicks(ticks, swept))
+	t.Cleanup(func() { _ = store.Close() })
+	tick := func() {
+		ticks <- clock.Now()
+		<-swept
+	}
+
+	before := heapAlloc()
+	allowKeys(t, store, "flood", clients, p)
+	flooded := heapAlloc()
+
+	clock.Advance(p.Window - 1)
+	tick()
+	if got := store.Len(); got != clients {
+		t.Fatalf("a sweep 1ns before the flood's windows end left %d of %d clients, want all", got, clients)
+	}
+	clock.Advance(1)
+	tick()
+	if got := store.Len(); got != 0 {
+		t.Fatalf("a sweep once the flood's windows have ended left %d clients, want 0", got)
+	}
+	after := heapAlloc()
+	t.Logf("heap: %d kB before, %d kB with %d clients, %d kB after the sweep", before>>10, flooded>>10, clients, after>>10)
+	if kept := after - before; kept > (flooded-before)/4 {
+		t.Errorf("the sweep kept %d of the %d kB the flood took", kept>>10, (flooded-before)>>10)
+	}
+	// Still a working store, which the next client finds empty.
+	if d := storetest.MustAllow(t, store, "flood-0", p); d.Remaining != p.Max-1 {
+		t.Fatalf("a swept client's next request: %+v, want a fresh window", d)
+	}
+}
+
+func TestCloseStopsTheBackgroundSweep(t *testing.T) {
+	clock := storetest.NewClock(storetest.Start)
+	ticks, swept := make(chan time.Time), make(chan struct{})
+	store := memory.New(memory.WithClock(clock.Now), memory.WithTicks(ticks, swept))
+	p := limiter.Policy{Max: 1, Window: time.Second}
+	allowKeys(t, store, "client", 10, p)
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	select {
+	case ticks <- clock.Now():
+		t.Fatal("the background sweep still takes ticks after Close")
+	default:
+	}
+	// Allow still decides, and sweeps its own shard.
+	storetest.MustAllow(t, store, "client-0", p)
+	clock.Advance(p.Window)
+	if d := storetest.MustAllow(t, store, "client-0", p); !d.Allowed {
+		t.Fatalf("after Close and a window: %+v, want accepted", d)
+	}
+}
+
+// heapAlloc returns the bytes of live heap objects, after a collection.
+func heapAlloc() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
 
 func TestSweepForgetsIdleClients(t *testing.T) {

@@ -1,6 +1,10 @@
 -- One request of one client under the sliding window, decided and recorded
 -- atomically: the same rule as the in-process store (see package limiter).
 --
+-- The script touches KEYS[1] and nothing else, so that Redis Cluster runs it
+-- on the node that holds that key's slot. Any key added later must share
+-- KEYS[1]'s hash tag ({…}) to stay on the same node.
+--
 -- KEYS[1]  the client's list of accepted request times, oldest first
 -- ARGV[1]  max: how many requests a window allows, at least 1
 -- ARGV[2]  the window, in time units, at least 1

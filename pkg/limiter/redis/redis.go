@@ -1,22 +1,57 @@
 // Package redis is a limiter.Store that keeps every client's window in
 // Redis, so that several replicas of the server share one limit per client.
 //
-// Each decision is one round trip: a Lua script (sent with EVALSHA, and
-// with EVAL when Redis does not have it cached yet) that reads the client's
-// window, decides, records and sets the key's expiry atomically. The time
-// comes from Redis (TIME), not from the replicas, so their clock skew does
-// not matter. A client's key is a list of its last Max accepted request
-// times in microseconds, and expires when they have all left the window.
+// # Where Redis is
+//
+// Open takes a URL in one of three forms, by how Redis is deployed:
+//
+//	redis://[[user]:password@]host[:port][/db][?options]
+//	redis+cluster://[[user]:password@]host[:port][,host[:port]…][?options]
+//	redis+sentinel://[[user]:password@]host[:port][,host[:port]…]/master[/db][?options]
+//
+// The first is one server (port 6379, database 0 by default). The second is
+// a Redis Cluster: the hosts are seed nodes, any of the cluster's nodes, from
+// which the client learns the others; a cluster has database 0 only. The
+// third finds the master named master through the Sentinel servers at the
+// hosts (port 26379 by default) and follows it when they fail it over.
+// rediss://, rediss+cluster:// and rediss+sentinel:// are the same over TLS.
+// IPv6 hosts go in brackets: [2001:db8::1]:6379. The user and password
+// authenticate with Redis (its ACL user, or the requirepass password alone
+// with :password@) and are percent-encoded: / ? # @ [ ] % and spaces in a
+// password are written %2F %3F %23 %40 %5B %5D %25 %20. The options are
+// dial_timeout, read_timeout, write_timeout and pool_timeout (Go durations;
+// DefaultTimeout each), max_retries (default 0: a failed decision is not
+// retried, since a retried script could count a request twice), for a
+// cluster max_redirects (default DefaultMaxRedirects), and for Sentinel
+// sentinel_username and sentinel_password, when the sentinels require their
+// own credentials.
+//
+// ParseURL checks a URL without connecting. Its errors, like every error and
+// log line of this package, never quote the URL: they say what is wrong and
+// where, and name servers by their host and port only.
+//
+// # One round trip per decision
+//
+// Each decision is a Lua script (sent with EVALSHA, and with EVAL when Redis
+// does not have it cached yet) that reads the client's window, decides,
+// records and sets the key's expiry atomically. The script touches one key,
+// the client's, so that Redis Cluster runs it on the node that holds that
+// key's slot; a script that ever needs more keys must give them one hash tag.
+// The time comes from Redis (TIME), not from the replicas, so their clock
+// skew does not matter. A client's key is a list of its last Max accepted
+// request times in microseconds, and expires when they have all left the
+// window.
 //
 // When Redis cannot be reached, Allow fails at once or within a short
-// timeout and the limiter.Limiter fails open (or closed, if configured).
-// The client reconnects by itself when Redis is back.
+// timeout and the limiter.Limiter fails open (or closed, if configured). In
+// a cluster that holds for the clients whose keys live on the unreachable
+// node; the others keep their limits. The client reconnects by itself when
+// Redis is back.
 package redis
 
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -24,7 +59,6 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 )
@@ -34,7 +68,7 @@ const DefaultPrefix = "cityfinder:ratelimit:"
 
 // DefaultTimeout bounds each network step with Redis (dial, read, write,
 // waiting for a pooled connection) unless the URL sets its own: a rate
-// limit must not make a search wait for long.
+// limit must not make a request wait for long.
 const DefaultTimeout = 250 * time.Millisecond
 
 // fakeClockTTL keeps the keys of a store with a test clock for a while in
@@ -48,8 +82,9 @@ var allowScript = goredis.NewScript(allowSource)
 
 // Store is a limiter.Store in Redis. It is safe for concurrent use.
 type Store struct {
-	client goredis.Scripter
-	owned  *goredis.Client // closed by Close when Open made it
+	client goredis.UniversalClient
+	owned  bool   // Close closes client: Open made it
+	where  string // the URL without credentials, for logs
 	prefix string
 
 	now   func() time.Time // nil: Redis TIME
@@ -59,7 +94,10 @@ type Store struct {
 	log *slog.Logger
 }
 
-var _ limiter.Store = (*Store)(nil)
+var (
+	_ limiter.Store  = (*Store)(nil)
+	_ limiter.Pinger = (*Store)(nil)
+)
 
 // Option configures a Store.
 type Option func(*Store)
@@ -70,13 +108,6 @@ func WithPrefix(prefix string) Option {
 	return func(s *Store) { s.prefix = prefix }
 }
 
-// WithClock makes the script take the time from now, in nanoseconds since
-// the store was made, instead of from Redis's clock: for tests that move
-// time by hand. Production leaves it out.
-func WithClock(now func() time.Time) Option {
-	return func(s *Store) { s.now = now }
-}
-
 // WithLogger sets where Open sends go-redis's own log lines, at Debug
 // (default: nowhere). They repeat, once per failed connection, what the
 // limiter.Limiter already logs once per interval. go-redis has one logger
@@ -85,8 +116,9 @@ func WithLogger(log *slog.Logger) Option {
 	return func(s *Store) { s.log = log }
 }
 
-// New returns a Store over client, which the caller keeps and closes.
-func New(client goredis.Scripter, opts ...Option) *Store {
+// New returns a Store over client, which the caller keeps and closes: a
+// *goredis.Client, *goredis.ClusterClient or failover client.
+func New(client goredis.UniversalClient, opts ...Option) *Store {
 	s := &Store{client: client, prefix: DefaultPrefix, unit: time.Microsecond}
 	for _, opt := range opts {
 		opt(s)
@@ -100,34 +132,17 @@ func New(client goredis.Scripter, opts ...Option) *Store {
 	return s
 }
 
-// Open connects to the Redis at url (redis://[user:password@]host:port/db,
-// or rediss:// for TLS) and returns a Store over it that Close closes. It
-// does not wait for Redis: a server down at start is a failing store that
-// recovers, like one that goes down later. Unless the URL's query says
-// otherwise (dial_timeout, read_timeout, write_timeout, pool_timeout,
-// max_retries), every timeout is DefaultTimeout and failed commands are not
-// retried, since a retried script could count a request twice.
+// Open returns a Store over the Redis at url, in one of the forms of the
+// package comment, that Close closes. It does not wait for Redis: a server
+// down at start is a failing store that recovers, like one that goes down
+// later. Its errors wrap ErrInvalidURL and do not quote url.
 func Open(url string, opts ...Option) (*Store, error) {
-	o, err := goredis.ParseURL(url)
+	u, err := ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("open redis rate limit store: %w", err)
 	}
-	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout} {
-		if *d == 0 {
-			*d = DefaultTimeout
-		}
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = -1
-	}
-	// One dial per attempt: go-redis would otherwise retry a refused
-	// connection five times with backoff, holding the request for 400ms.
-	o.DialerRetries = 1
-	o.DisableIdentity = true // CLIENT SETINFO: nothing to gain, fails on Redis < 7.2
-	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	client := goredis.NewClient(o)
-	s := New(client, opts...)
-	s.owned = client
+	s := New(u.newClient(), opts...)
+	s.owned, s.where = true, u.String()
 	routeClientLog(s.log)
 	return s, nil
 }
@@ -188,32 +203,40 @@ func (s *Store) Allow(ctx context.Context, key string, p limiter.Policy) (limite
 	}, nil
 }
 
-// Ping checks that Redis answers, for a health check or a warning at start.
-// It works only on a Store made by Open.
+// Ping implements limiter.Pinger: it checks that Redis answers. On a
+// cluster it asks every master, and fails while any of them does not
+// answer, even though the clients whose keys live on the others are still
+// limited: a store that cannot decide for every client is not ready.
 func (s *Store) Ping(ctx context.Context) error {
-	if s.owned == nil {
-		return errors.New("redis rate limit: Ping needs a store made by Open")
+	var err error
+	if c, ok := s.client.(*goredis.ClusterClient); ok {
+		err = c.ForEachMaster(ctx, func(ctx context.Context, master *goredis.Client) error {
+			return master.Ping(ctx).Err()
+		})
+	} else {
+		err = s.client.Ping(ctx).Err()
 	}
-	if err := s.owned.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis rate limit: %w", err)
+	if err != nil {
+		return fmt.Errorf("redis rate limit at %s: %w", s, err)
 	}
 	return nil
 }
 
-// Addr returns the host:port of the Redis that Open connected to, for logs
-// (the URL may hold a password); "" for a store made by New.
-func (s *Store) Addr() string {
-	if s.owned == nil {
-		return ""
+// String says where the store's Redis is, for logs: the URL that Open was
+// given without its user, password and options (see URL.String), or "a
+// Redis client" for a store made by New.
+func (s *Store) String() string {
+	if s.where == "" {
+		return "a Redis client"
 	}
-	return s.owned.Options().Addr
+	return s.where
 }
 
-// Close closes the connection that Open made; it does nothing for a store
-// made by New.
+// Close closes the client that Open made; it does nothing for a store made
+// by New.
 func (s *Store) Close() error {
-	if s.owned == nil {
+	if !s.owned {
 		return nil
 	}
-	return s.owned.Close()
+	return s.client.Close()
 }

@@ -178,7 +178,7 @@ func testDecisions(t *testing.T, open Opener) {
 					p = tt.policy
 				}
 				clock.Set(Start.Add(st.at))
-				got := mustAllow(t, store, "client", p)
+				got := MustAllow(t, store, "client", p)
 				if got != st.want {
 					t.Fatalf("request %d at +%s under %+v:\n got %+v\nwant %+v", i, st.at, p, got, st.want)
 				}
@@ -203,7 +203,7 @@ func testClientsAreIndependent(t *testing.T, open Opener) {
 		{"192.0.2.2", false},
 		{"", false},
 	} {
-		if got := mustAllow(t, store, req.key, p).Allowed; got != req.want {
+		if got := MustAllow(t, store, req.key, p).Allowed; got != req.want {
 			t.Fatalf("Allow(%q) allowed = %v, want %v", req.key, got, req.want)
 		}
 	}
@@ -220,12 +220,12 @@ func testKeysAreOpaque(t *testing.T, open Opener) {
 		"ünïcödé", "line\nbreak", "nul\x00byte", "\xff\xfe", strings.Repeat("long", 256),
 	}
 	for _, key := range keys {
-		if d := mustAllow(t, store, key, p); !d.Allowed {
+		if d := MustAllow(t, store, key, p); !d.Allowed {
 			t.Fatalf("first request of %q rejected: %+v; keys are mixed up", key, d)
 		}
 	}
 	for _, key := range keys {
-		if d := mustAllow(t, store, key, p); d.Allowed {
+		if d := MustAllow(t, store, key, p); d.Allowed {
 			t.Fatalf("second request of %q accepted: %+v", key, d)
 		}
 	}
@@ -277,8 +277,8 @@ func testInvalidPolicy(t *testing.T, open Opener) {
 	}
 }
 
-// mustAllow calls store.Allow and fails the test on error.
-func mustAllow(tb testing.TB, store limiter.Store, key string, p limiter.Policy) limiter.Decision {
+// MustAllow calls store.Allow and fails the test on error.
+func MustAllow(tb testing.TB, store limiter.Store, key string, p limiter.Policy) limiter.Decision {
 	tb.Helper()
 	d, err := store.Allow(tb.Context(), key, p)
 	if err != nil {

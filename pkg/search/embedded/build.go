@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -398,6 +400,8 @@ type build struct {
 	scanLimit, listCap int
 	// source is the file the cities come from.
 	source search.Source
+	// enter hears the steps after reading (see search.LoadOptions.Phase).
+	enter func(phase string)
 }
 
 // write writes the snapshot with its precomputed prefixes to w, which must
@@ -549,6 +553,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	if err != nil {
 		return stats, err
 	}
+	b.enter(search.PhaseSorting)
 	s, err := bld.sorted(ctx)
 	if err != nil {
 		return stats, err
@@ -556,24 +561,50 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	stats.Stored = s.count
 	bld = nil // let the unsorted copy go before the lists are built
 	sorted := lap()
+	b.enter(search.PhaseIndexing)
 	heavy := s.precompute(b.scanLimit, b.listCap)
 	ranked := lap()
 	if err := ctx.Err(); err != nil {
 		return stats, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	b.enter(search.PhaseWriting)
+	f, err := createFile(path)
 	if err != nil {
 		return stats, err
 	}
 	if err := s.write(f, heavy, b); err != nil {
 		f.Close()
-		return stats, fmt.Errorf("write %s: %w", path, err)
+		return stats, fileError("write", path, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return stats, fmt.Errorf("sync %s: %w", path, err)
+		return stats, fileError("sync", path, err)
 	}
 	log.Debug("snapshot built", "cities", s.count, "heavy_prefixes", len(heavy),
 		"read", read, "sort", sorted, "precompute", ranked, "write", lap())
 	return stats, f.Close()
+}
+
+// snapshotFile is what buildFile writes a snapshot to: an *os.File, or in
+// tests a file that fails as a full disk does.
+type snapshotFile interface {
+	io.WriteSeeker
+	Sync() error
+	Close() error
+}
+
+// createFile creates the new snapshot file at path, which must not exist.
+var createFile = func(path string) (snapshotFile, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+}
+
+// fileError names op and path in err, unless err is the file's own error
+// (an *fs.PathError), which names them already: "write PATH: no space left
+// on device", not "write PATH: write PATH: …".
+func fileError(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
 }

@@ -44,6 +44,11 @@ type Options struct {
 	ScanLimit int
 	// Logger receives reload events and errors.
 	Logger *slog.Logger
+	// Lazy leaves each snapshot unread until a search, count or load first
+	// needs its dataset, so that a process that uses one dataset (an
+	// import, a query) never holds the others in memory. Reloads then look
+	// only at the datasets already read.
+	Lazy bool
 }
 
 // Store is the embedded search.Store.
@@ -56,6 +61,8 @@ type Store struct {
 	files     map[search.Dataset]fs.FileInfo
 	broken    map[search.Dataset]error // a snapshot file that could not be read
 	closed    bool
+	openMu    sync.Mutex              // serialises first reads; guards opened
+	opened    map[search.Dataset]bool // with Lazy, the datasets read at least once
 	stop      chan struct{}
 	pollDone  chan struct{}
 	closeOnce sync.Once
@@ -89,13 +96,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		snaps:  make(map[search.Dataset]*snapshot),
 		files:  make(map[search.Dataset]fs.FileInfo),
 		broken: make(map[search.Dataset]error),
+		opened: make(map[search.Dataset]bool),
 		stop:   make(chan struct{}),
 	}
-	// A snapshot that cannot be read (say, from an older version) must not
-	// keep the store from opening: import replaces it, and searches of
-	// that dataset say what is wrong.
-	if err := s.Reload(); err != nil {
-		s.log.Error("open store", "err", err)
+	// A snapshot that cannot be read (corrupt, or from an older version)
+	// must not keep the store from opening: import replaces it, and
+	// searches of that dataset say what is wrong and how to recover.
+	if !opts.Lazy {
+		_ = s.Reload()
 	}
 	if opts.ReloadInterval > 0 {
 		s.pollDone = make(chan struct{})
@@ -110,10 +118,11 @@ func (s *Store) Path(d search.Dataset) string {
 }
 
 // Search implements search.Store.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
+	s.use(q.Dataset)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap, err := s.snapshot(ctx, q.Dataset)
@@ -124,8 +133,9 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	return snap.cities(snap.find(q.Prefix, q.Countries, q.Limit, buf[:0])), nil
 }
 
-// snapshot returns the snapshot of dataset d, or the error the contract
-// asks for. The caller holds s.mu for reading.
+// snapshot returns the snapshot of dataset d, reading it first if the
+// store is Lazy, or the error the contract asks for. The caller holds s.mu
+// for reading.
 func (s *Store) snapshot(ctx context.Context, d search.Dataset) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -135,10 +145,7 @@ func (s *Store) snapshot(ctx context.Context, d search.Dataset) (*snapshot, erro
 	}
 	snap := s.snaps[d]
 	if snap == nil {
-		if err := s.broken[d]; err != nil {
-			return nil, &search.DatasetError{Dataset: d, Err: fmt.Errorf("%w: %w", search.ErrUnavailable, err)}
-		}
-		return nil, search.EmptyDatasetError(d)
+		return nil, s.missing(d)
 	}
 	return snap, nil
 }
@@ -148,6 +155,7 @@ func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStat
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.DatasetStats{}, err
 	}
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap, err := s.snapshot(ctx, d)
@@ -159,6 +167,7 @@ func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStat
 
 // WalkTrie implements search.TrieWalker.
 func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap, err := s.snapshot(ctx, d)
@@ -171,6 +180,7 @@ func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path 
 
 // Extensions implements search.Extender.
 func (s *Store) Extensions(ctx context.Context, d search.Dataset, prefix string) ([]byte, error) {
+	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap, err := s.snapshot(ctx, d)
@@ -201,7 +211,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 
 	final := s.Path(d)
 	tmp := filepath.Join(s.dir, fmt.Sprintf(".%s%s.tmp-%d", d, FileExt, time.Now().UnixNano()))
-	stats, err := buildFile(ctx, r, tmp, build{scanLimit: s.opts.ScanLimit, listCap: search.MaxLimit, source: opts.Source}, s.log)
+	stats, err := buildFile(ctx, r, tmp, build{scanLimit: s.opts.ScanLimit, listCap: search.MaxLimit, source: opts.Source, enter: opts.Enter}, s.log)
 	if err != nil {
 		os.Remove(tmp)
 		return stats, err
@@ -212,11 +222,15 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, err
 		}
 	}
+	opts.Enter(search.PhaseSwapping)
 	if err := os.Rename(tmp, final); err != nil {
 		os.Remove(tmp)
 		return stats, fmt.Errorf("replace %s: %w", final, err)
 	}
 	syncDir(s.dir)
+	if !s.read(d) {
+		return stats, nil // read when first used
+	}
 	if err := s.reload(d); err != nil {
 		return stats, err
 	}
@@ -260,12 +274,15 @@ func syncDir(dir string) {
 	}
 }
 
-// Reload maps every dataset whose snapshot file changed since it was last
-// mapped. The Store calls it every ReloadInterval; tests may call it directly.
+// Reload reads every dataset whose snapshot file changed since it was last
+// read (with Lazy, of those read already). The Store calls it every
+// ReloadInterval; serve calls it on SIGHUP, tests directly.
 func (s *Store) Reload() error {
 	var errs []error
 	for _, d := range search.Datasets {
-		errs = append(errs, s.reload(d))
+		if s.read(d) {
+			errs = append(errs, s.reload(d))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -293,7 +310,7 @@ func (s *Store) reload(d search.Dataset) error {
 		}
 		s.files[d] = fi // report a broken file once, not at every poll
 		s.mu.Unlock()
-		return err
+		return unreadable(d, err)
 	}
 	// The file may have been replaced again between Stat and open; then
 	// the next reload maps the newer one.

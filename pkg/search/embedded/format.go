@@ -440,14 +440,16 @@ func compareArea(a, b *area) int {
 	return strings.Compare(a.region, b.region)
 }
 
-// cities builds the City values of records idx. Their strings point into
-// the snapshot's data, which stays alive as long as they do.
-func (s *snapshot) cities(idx []uint32) []search.City {
-	out := make([]search.City, len(idx))
+// cities builds the found cities of records idx, each reached through its
+// slug. Their strings point into the snapshot's data, which stays alive as
+// long as they do.
+func (s *snapshot) cities(idx []uint32) []search.Found {
+	out := make([]search.Found, len(idx))
 	for k, i := range idx {
 		r := s.rec(i)
 		a := &s.areas[le32(r, rArea)]
-		c := &out[k]
+		out[k].Key.Slug = aliasString(s.slug(i))
+		c := &out[k].City
 		*c = search.City{
 			ID:          le32(r, rID),
 			Slug:        aliasString(s.slug(i)),

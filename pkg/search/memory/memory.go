@@ -23,11 +23,21 @@ type Store struct {
 }
 
 type dataset struct {
-	cities []search.City // sorted by slug
+	cities []search.City
+	keys   []key // every key of every city, sorted by slug
 	stats  search.DatasetStats
 }
 
-var _ search.Store = (*Store)(nil)
+// key is one key of cities[city].
+type key struct {
+	search.NameKey
+	city int
+}
+
+var (
+	_ search.Store      = (*Store)(nil)
+	_ search.TrieWalker = (*Store)(nil)
+)
 
 // New returns an empty Store.
 func New() *Store {
@@ -63,8 +73,9 @@ func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStat
 	return ds.stats, nil
 }
 
-// Search implements search.Searcher by scanning the slug range of the prefix.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+// Search implements search.Store by looking at every key in the range of
+// the prefix.
+func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -72,24 +83,65 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, erro
 	if err != nil {
 		return nil, err
 	}
-	cities := ds.cities
-	lo, _ := slices.BinarySearchFunc(cities, q.Prefix, func(c search.City, p string) int {
-		return strings.Compare(c.Slug, p)
+	lo, _ := slices.BinarySearchFunc(ds.keys, q.Prefix, func(k key, p string) int {
+		return strings.Compare(k.Slug, p)
 	})
-	matches := []search.City{}
-	for _, c := range cities[lo:] {
-		if !strings.HasPrefix(c.Slug, q.Prefix) {
+	best := make(map[int]int) // city → index into found
+	found := []search.Found{}
+	for _, k := range ds.keys[lo:] {
+		if !strings.HasPrefix(k.Slug, q.Prefix) {
 			break
 		}
-		if len(q.Countries) == 0 || slices.Contains(q.Countries, c.CountryCode) {
-			matches = append(matches, c)
+		c := &ds.cities[k.city]
+		if len(q.Countries) > 0 && !slices.Contains(q.Countries, c.CountryCode) {
+			continue
+		}
+		f := search.Found{City: *c, Key: k.NameKey}
+		if i, ok := best[k.city]; ok {
+			if search.CompareFound(q.Prefix, &f, &found[i]) < 0 {
+				found[i] = f
+			}
+			continue
+		}
+		best[k.city] = len(found)
+		found = append(found, f)
+	}
+	slices.SortFunc(found, func(a, b search.Found) int { return search.CompareFound(q.Prefix, &a, &b) })
+	if len(found) > q.Limit {
+		found = found[:q.Limit]
+	}
+	return slices.Clip(found), nil
+}
+
+// WalkTrie implements search.TrieWalker: the keys are sorted, so the keys
+// below a node of the trie are a range, split by their next byte.
+func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+	ds, err := s.get(ctx, d)
+	if err != nil {
+		return err
+	}
+	keys := ds.keys
+	var walk func(lo, hi int, path []byte)
+	walk = func(lo, hi int, path []byte) {
+		depth := len(path)
+		i := lo
+		for i < hi && len(keys[i].Slug) == depth {
+			i++ // the node's own key: no child
+		}
+		for i < hi {
+			b := keys[i].Slug[depth]
+			j := i + 1
+			for j < hi && keys[j].Slug[depth] == b {
+				j++
+			}
+			if child := append(path, b); visit(child) {
+				walk(i, j, child)
+			}
+			i = j
 		}
 	}
-	slices.SortFunc(matches, func(a, b search.City) int { return search.Compare(q.Prefix, &a, &b) })
-	if len(matches) > q.Limit {
-		matches = matches[:q.Limit]
-	}
-	return slices.Clip(matches), nil
+	walk(0, len(keys), make([]byte, 0, 64))
+	return nil
 }
 
 // Load implements search.Store: it builds the new dataset aside and swaps it
@@ -102,6 +154,15 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 	if err != nil {
 		return stats, err
 	}
+	opts.Enter(search.PhaseIndexing)
+	var keys []key
+	for i := range cities {
+		for _, k := range search.Keys(&cities[i]) {
+			keys = append(keys, key{NameKey: k, city: i})
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.Slug, b.Slug) })
+	opts.Enter(search.PhaseSwapping)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -116,7 +177,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, fmt.Errorf("load %s: %w", d, err)
 		}
 	}
-	s.datasets[d] = &dataset{cities: cities, stats: search.DatasetStats{
+	s.datasets[d] = &dataset{cities: cities, keys: keys, stats: search.DatasetStats{
 		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
 	}}
 	return stats, nil

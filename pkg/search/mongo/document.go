@@ -2,6 +2,8 @@ package mongo
 
 import (
 	"crypto/sha256"
+	"slices"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -16,7 +18,7 @@ const PrefixLen = 5
 
 // schemaVersion is the version of the documents' layout; a dataset written
 // with another version must be imported again.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Index names.
 const (
@@ -28,6 +30,10 @@ const (
 	// indexSlug serves the whole-name matches of a prefix, the dataset
 	// document and the tie groups.
 	indexSlug = "slug_population"
+	// indexAltRank serves the matches of a prefix through alternate names
+	// by population; indexAltSlug the whole alternate-name matches.
+	indexAltRank = "alt_prefixes_population"
+	indexAltSlug = "alt_slugs_population"
 )
 
 // metaID is the _id of the dataset document.
@@ -48,7 +54,16 @@ type cityDoc struct {
 	Population  int64         `bson:"population"`
 	Lat         *float64      `bson:"lat,omitempty"`
 	Lon         *float64      `bson:"lon,omitempty"`
-	SourceID    int64         `bson:"id,omitempty"`
+	AltNames    []string      `bson:"alt_names,omitempty"`
+	// AltSlugs are the keys of the alternate names (see search.Keys), and
+	// AltIndex which name each folds (search.NameKey.Alt): two arrays
+	// rather than one of documents, as FerretDB matches ranges on the
+	// elements of arrays of scalars only. AltPrefixes are their first
+	// 1..PrefixLen bytes, for the alternate-name ranking index.
+	AltSlugs    []string `bson:"alt_slugs,omitempty"`
+	AltIndex    []int32  `bson:"alt_index,omitempty"`
+	AltPrefixes []string `bson:"alt_prefixes,omitempty"`
+	SourceID    int64    `bson:"id,omitempty"`
 }
 
 // metaDoc describes the import that wrote a collection.
@@ -88,11 +103,40 @@ func newCityDoc(c *search.City, gen bson.ObjectID) cityDoc {
 		Region:      c.Region,
 		Population:  c.Population,
 		SourceID:    int64(c.ID),
+		AltNames:    c.AltNames,
 	}
 	if c.HasLocation {
 		d.Lat, d.Lon = &c.Lat, &c.Lon
 	}
+	for _, k := range search.Keys(c)[1:] {
+		d.AltSlugs = append(d.AltSlugs, k.Slug)
+		d.AltIndex = append(d.AltIndex, int32(k.Alt))
+		for _, p := range prefixes(k.Slug) {
+			if !slices.Contains(d.AltPrefixes, p) {
+				d.AltPrefixes = append(d.AltPrefixes, p)
+			}
+		}
+	}
 	return d
+}
+
+// found returns the city of d with its best key that starts with prefix
+// (see search.CompareFound); ok is false when no key does.
+func (d *cityDoc) found(prefix string) (f search.Found, ok bool) {
+	f.City = d.city()
+	if strings.HasPrefix(d.Slug, prefix) {
+		f.Key, ok = search.NameKey{Slug: d.Slug}, true
+	}
+	for i, slug := range d.AltSlugs {
+		if i >= len(d.AltIndex) {
+			break // not written by Load
+		}
+		key := search.NameKey{Slug: slug, Alt: int(d.AltIndex[i])}
+		if strings.HasPrefix(slug, prefix) && (!ok || search.CompareKeys(prefix, key, d.Population, prefix, f.Key, d.Population) < 0) {
+			f.Key, ok = key, true
+		}
+	}
+	return f, ok
 }
 
 func (d *cityDoc) city() search.City {
@@ -105,6 +149,7 @@ func (d *cityDoc) city() search.City {
 		Subcountry:  d.Subcountry,
 		Region:      d.Region,
 		Population:  d.Population,
+		AltNames:    d.AltNames,
 	}
 	if d.Lat != nil && d.Lon != nil {
 		c.Lat, c.Lon, c.HasLocation = *d.Lat, *d.Lon, true

@@ -27,9 +27,9 @@ const (
 )
 
 // Load implements search.Store: see the package documentation. Concurrent
-// loads of one dataset through one Store run one after the other; across
-// processes the later one drops the earlier one's staging collection, and
-// the earlier one then fails, leaving the dataset to the later one.
+// loads of one dataset through one Store run one after the other; a load
+// from another Store (another process) while one runs fails at once with
+// ErrLoadRunning and changes nothing (see LeaseCollection).
 func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.LoadStats{}, err
@@ -40,7 +40,9 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	start := time.Now()
-	stats, err := s.load(ctx, d, r, opts)
+	stats, err := s.leased(ctx, d, func(ctx context.Context, lease func(context.Context) error) (search.LoadStats, error) {
+		return s.load(ctx, d, r, opts, lease)
+	})
 	if err != nil {
 		return stats, s.fail(ctx, "load dataset "+string(d), err)
 	}
@@ -49,7 +51,10 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 	return stats, nil
 }
 
-func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
+// load fills a staging collection and swaps it in, after opts.Check has
+// accepted it and lease confirmed that the load still holds the dataset's
+// lease.
+func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions, lease func(context.Context) error) (search.LoadStats, error) {
 	if err := s.dropStaging(ctx, d); err != nil {
 		return search.LoadStats{}, err
 	}
@@ -57,7 +62,7 @@ func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader,
 	staging := s.db.Collection(stagingPrefix(d) + gen.Hex())
 	stats, err := s.fill(ctx, staging, gen, r)
 	if err == nil {
-		err = s.finish(ctx, staging, d, gen, stats, opts)
+		err = s.finish(ctx, staging, d, gen, stats, opts, lease)
 	}
 	if err != nil {
 		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -68,11 +73,18 @@ func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader,
 		}
 		return stats, err
 	}
+	// A killed load's last insert may still have been queued on the server
+	// when the drop above ran, and made its staging collection anew: look
+	// again now, while this load still holds the lease.
+	if err := s.dropStaging(ctx, d); err != nil {
+		s.log.Warn("cannot drop a staging collection left by an interrupted load; the next load will", "err", s.fail(ctx, "drop", err))
+	}
 	return stats, nil
 }
 
 // dropStaging drops the staging collections of dataset d that earlier loads
-// left behind when they were killed.
+// left behind when they were killed. The caller holds d's lease, so no live
+// load owns them.
 func (s *Store) dropStaging(ctx context.Context, d search.Dataset) error {
 	names, err := s.db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
@@ -212,7 +224,8 @@ func (s *Store) settleDuplicates(ctx context.Context, coll *mongo.Collection, ch
 }
 
 // finish completes a filled staging collection and swaps it in.
-func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats, opts search.LoadOptions) error {
+func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats,
+	opts search.LoadOptions, lease func(context.Context) error) error {
 	meta := metaDoc{
 		ID: metaID, Gen: gen, Schema: schemaVersion, Dataset: string(d),
 		Count: int64(stats.Stored), Read: int64(stats.Read), ImportedAt: time.Now().UTC(),
@@ -223,6 +236,7 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 	}
 	// Building the indexes once after the inserts is cheaper than keeping
 	// them up to date during them.
+	opts.Enter(search.PhaseIndexing)
 	_, err := staging.Indexes().CreateMany(ctx, []mongo.IndexModel{
 		{
 			Keys: bson.D{{Key: "prefixes", Value: 1}, {Key: "population", Value: -1}, {Key: "slug_len", Value: 1}, {Key: "slug", Value: 1},
@@ -232,6 +246,14 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 		{
 			Keys:    bson.D{{Key: "slug", Value: 1}, {Key: "population", Value: -1}},
 			Options: options.Index().SetName(indexSlug),
+		},
+		{
+			Keys:    bson.D{{Key: "alt_prefixes", Value: 1}, {Key: "population", Value: -1}},
+			Options: options.Index().SetName(indexAltRank),
+		},
+		{
+			Keys:    bson.D{{Key: "alt_slugs", Value: 1}, {Key: "population", Value: -1}},
+			Options: options.Index().SetName(indexAltSlug),
 		},
 	})
 	if err != nil {
@@ -260,6 +282,10 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 			return err
 		}
 	}
+	if err := lease(ctx); err != nil {
+		return err
+	}
+	opts.Enter(search.PhaseSwapping)
 	return s.swap(ctx, staging.Name(), d)
 }
 

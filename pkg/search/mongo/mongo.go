@@ -7,12 +7,16 @@
 // Dataset d lives in the collection cities_<d> (cities_small, cities_large)
 // of one database, city-finder by default. Each city is a document with the
 // fields of the API (name, slug, country, country_code, subcountry, region,
-// population, lat, lon, id), plus:
+// population, lat, lon, id) and its alternate names (alt_names), plus:
 //
 //   - _id: the first 16 bytes of a SHA-256 of the city's search.Key, so that
 //     a duplicate listing of the same place collides on insert;
 //   - slug_len: the slug's length, a key of the ranking;
 //   - prefixes: the slug's first 1..PrefixLen bytes, for the ranking index;
+//   - alt_slugs and alt_index: the keys of the alternate names (see
+//     search.Keys) and which name each folds, and alt_prefixes their first
+//     1..PrefixLen bytes: in the city's own document, under multikey
+//     indexes, so that they can never drift from it;
 //   - gen: the ObjectID of the import that wrote it.
 //
 // One more document, {_id: "dataset", slug: ""}, records the import: its
@@ -25,10 +29,13 @@
 // rejected by the server and kept aside; after the last batch each key's
 // best is settled in Go, keeping the city that search.Compare ranks first,
 // in a few bulk statements. Then it writes the dataset document, builds the
-// indexes, checks the count, and swaps the staging collection in with
-// renameCollection and dropTarget, so that readers see the old dataset or the
-// new one, never a part. A failed load drops its staging collection; one
-// killed before it could is dropped by the next Load of the same dataset.
+// indexes, checks the count and its lease, and swaps the staging collection
+// in with renameCollection and dropTarget, so that readers see the old
+// dataset or the new one, never a part. A failed load drops its staging
+// collection; one killed before it could is dropped by the next Load of the
+// same dataset. A load holds its dataset's lease throughout, so that a
+// second load from another process is refused rather than racing it (see
+// LeaseCollection).
 // Servers without dropTarget (FerretDB) get two renames instead, through
 // cities_<d>__previous, which searches read while the target is missing.
 //
@@ -42,11 +49,22 @@
 // The two lists are merged in Go with search.Compare. Compare's last keys
 // (name, country, …) are applied in Go too: when the (limit+1)th document
 // ties with the limit-th on population and slug, the whole tie group is
-// read. Every document carries its import's gen, and an answer whose
-// queries saw different imports is asked again, so that a search racing a
-// Load still sees one dataset. Driver errors that mean the server cannot be
-// reached or answer in time become search.ErrUnavailable. Extensions, for
-// typo matching, seeks through the slug index one covered key at a time.
+// read. Two more queries find the cities through their alternate names, on
+// {alt_slugs, population: -1} (whole alternate names) and {alt_prefixes,
+// population: -1} (the others), by population; which of a city's names
+// matched, and so its rank, is settled in Go. Every document carries its
+// import's gen, and an answer whose queries saw different imports is asked
+// again, so that a search racing a Load still sees one dataset. Driver
+// errors that mean the server cannot be reached or answer in time become
+// search.ErrUnavailable.
+//
+// # No typo matching
+//
+// The Store is neither a search.TypoFinder nor a search.TrieWalker, so the
+// search.Service finds no typo matches in it: walking the trie of its keys
+// costs a query or more per trie node, tens to thousands per query, and
+// FerretDB cannot even express some of them (a range over the elements of
+// an array of alternate names).
 package mongo
 
 import (
@@ -54,7 +72,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,6 +109,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// BatchSize is how many cities Load sends in one insert.
 	BatchSize int
+	// LeaseTTL is how long a load's lease on its dataset outlives its last
+	// renewal (see LeaseCollection).
+	LeaseTTL time.Duration
 	// Logger hears of loads and of fallbacks; nothing is logged without it.
 	Logger *slog.Logger
 }
@@ -99,8 +119,8 @@ type Options struct {
 // Store is the MongoDB search.Store. It is safe for concurrent use.
 type Store struct {
 	opts    Options
-	uri     string            // redacted, for messages
-	secrets *strings.Replacer // scrubs the URI's password from messages
+	where   string            // the database and hosts, for messages (see Describe)
+	secrets *strings.Replacer // scrubs the URI's password from the driver's messages
 	client  *mongo.Client
 	db      *mongo.Database
 	log     *slog.Logger
@@ -111,10 +131,7 @@ type Store struct {
 	loadMu       sync.Mutex // one Load at a time per Store
 }
 
-var (
-	_ search.Store    = (*Store)(nil)
-	_ search.Extender = (*Store)(nil)
-)
+var _ search.Store = (*Store)(nil)
 
 // Open returns a Store on the server at opts.URI. It does not wait for the
 // server: the driver connects in the background, so that `serve` starts
@@ -123,6 +140,9 @@ var (
 func Open(opts Options) (*Store, error) {
 	if opts.URI == "" {
 		return nil, errors.New("mongo store: no URI")
+	}
+	if err := CheckURI(opts.URI); err != nil {
+		return nil, fmt.Errorf("mongo store: invalid URI: %w", err)
 	}
 	if opts.Database == "" {
 		opts.Database = DefaultDatabase
@@ -139,12 +159,15 @@ func Open(opts Options) (*Store, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
 		opts:    opts,
-		uri:     RedactURI(opts.URI),
+		where:   Describe(opts.URI, opts.Database),
 		secrets: scrubber(opts.URI),
 		log:     opts.Logger.With("component", "mongo"),
 	}
@@ -164,10 +187,8 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// String names the store for logs: the database and the redacted URI.
-func (s *Store) String() string {
-	return fmt.Sprintf("MongoDB database %s at %s", s.opts.Database, s.uri)
-}
+// String names the store for logs: the database and the hosts.
+func (s *Store) String() string { return s.where }
 
 // Close disconnects from the server, waiting at most ConnectTimeout for
 // operations in flight. Searches and loads after Close fail with
@@ -222,7 +243,7 @@ func (s *Store) check(ctx context.Context) error {
 		return err
 	}
 	if s.closed.Load() {
-		return fmt.Errorf("mongo store %s: %w: closed", s.uri, search.ErrUnavailable)
+		return fmt.Errorf("%s: %w: closed", s.where, search.ErrUnavailable)
 	}
 	return nil
 }
@@ -255,13 +276,13 @@ func (e *opError) Unwrap() []error { return e.errs }
 // fail describes err, from operation op: ctx's own end stays itself; a
 // server that cannot be reached or cannot answer in time becomes
 // search.ErrUnavailable; search's sentinels and the reader's errors stay
-// as they are. The text names the server, password redacted.
+// as they are. The text names the database and hosts, never the URI.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	errs := []error{err}
-	text := fmt.Sprintf("%s on %s: %v", op, s.uri, err)
+	text := fmt.Sprintf("%s on %s: %v", op, s.where, err)
 	if ctx.Err() == nil && unavailable(err) {
 		errs = []error{search.ErrUnavailable, err}
-		text = fmt.Sprintf("%s on %s: %v: %v", op, s.uri, search.ErrUnavailable, err)
+		text = fmt.Sprintf("%s on %s: %v: %v", op, s.where, search.ErrUnavailable, err)
 	}
 	return &opError{text: s.secrets.Replace(text), errs: errs}
 }
@@ -299,57 +320,4 @@ func unavailable(err error) bool {
 		}
 	}
 	return false
-}
-
-// RedactURI returns uri with the password of its user info replaced by
-// "xxxxx", for messages and logs:
-// mongodb://app:s3cret@db1,db2/?replicaSet=rs → mongodb://app:xxxxx@db1,db2/?replicaSet=rs.
-func RedactURI(uri string) string {
-	info := userInfo(uri)
-	user, _, hasPassword := strings.Cut(info, ":")
-	if !hasPassword {
-		return uri
-	}
-	scheme, rest, _ := strings.Cut(uri, "://")
-	return scheme + "://" + user + ":xxxxx" + rest[len(info):]
-}
-
-// userInfo returns the "user:password" part of a URI, or "". The driver
-// requires '@', ':' and '/' in them to be percent-encoded, so the user info
-// ends at the last '@' before the first '/' or '?'.
-func userInfo(uri string) string {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return ""
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	return rest[:at]
-}
-
-// scrubber replaces the password of uri, should a message from the driver
-// quote it: the URI's user info, and the password alone (decoded too) unless
-// it is so short that replacing it would garble the message.
-func scrubber(uri string) *strings.Replacer {
-	info := userInfo(uri)
-	user, password, ok := strings.Cut(info, ":")
-	if !ok || password == "" {
-		return strings.NewReplacer()
-	}
-	pairs := []string{info, user + ":xxxxx"}
-	candidates := []string{password}
-	if decoded, err := url.PathUnescape(password); err == nil && decoded != password {
-		candidates = append(candidates, decoded)
-	}
-	for _, p := range candidates {
-		if len(p) >= 6 {
-			pairs = append(pairs, p, "xxxxx")
-		}
-	}
-	return strings.NewReplacer(pairs...)
 }

@@ -30,7 +30,7 @@ var replacedCodes = []int{
 }
 
 // Search implements search.Searcher: see the package documentation.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.City, error) {
+func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -78,16 +78,17 @@ func replaced(err error) bool {
 	return false
 }
 
-// search answers q from one import, or fails with errReplaced. The two
-// main queries run at once: they do not depend on each other.
-func (s *Store) search(ctx context.Context, q search.Query) ([]search.City, error) {
+// search answers q from one import, or fails with errReplaced. The main
+// queries run at once: they do not depend on each other.
+func (s *Store) search(ctx context.Context, q search.Query) ([]search.Found, error) {
 	coll := s.db.Collection(CollectionName(q.Dataset))
 	var (
-		wg       sync.WaitGroup
-		other    []cityDoc
-		otherErr error
+		wg                sync.WaitGroup
+		other, alts       []cityDoc
+		otherErr, altsErr error
 	)
 	wg.Go(func() { other, otherErr = s.others(ctx, coll, q) })
+	wg.Go(func() { alts, altsErr = s.alts(ctx, coll, q) })
 	meta, exact, err := s.head(ctx, coll, q)
 	wg.Wait()
 	if err == nil && meta == nil {
@@ -97,12 +98,21 @@ func (s *Store) search(ctx context.Context, q search.Query) ([]search.City, erro
 		if err == nil {
 			other, otherErr = s.others(ctx, coll, q)
 		}
+		if err == nil && otherErr == nil {
+			alts, altsErr = s.alts(ctx, coll, q)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if otherErr != nil {
 		return nil, otherErr
+	}
+	if altsErr != nil {
+		return nil, altsErr
+	}
+	if err := sameImport(alts, meta.Gen); err != nil {
+		return nil, err
 	}
 	if len(other) == 0 {
 		// An empty answer carries no gen, and may have been read before
@@ -130,18 +140,76 @@ func (s *Store) search(ctx context.Context, q search.Query) ([]search.City, erro
 	if other, err = s.completeTies(ctx, coll, meta.Gen, q, other); err != nil {
 		return nil, err
 	}
-	cities := make([]search.City, 0, len(exact)+len(other))
-	for i := range exact {
-		cities = append(cities, exact[i].city())
+	found := make([]search.Found, 0, len(exact)+len(other)+len(alts))
+	seen := make(map[string]bool, cap(found))
+	for _, docs := range [][]cityDoc{exact, other, alts} {
+		for i := range docs {
+			if seen[string(docs[i].ID)] {
+				continue // found through two of its names
+			}
+			if f, ok := docs[i].found(q.Prefix); ok {
+				seen[string(docs[i].ID)] = true
+				found = append(found, f)
+			}
+		}
 	}
-	for i := range other {
-		cities = append(cities, other[i].city())
+	slices.SortFunc(found, func(a, b search.Found) int { return search.CompareFound(q.Prefix, &a, &b) })
+	if len(found) > q.Limit {
+		found = found[:q.Limit]
 	}
-	slices.SortFunc(cities, func(a, b search.City) int { return search.Compare(q.Prefix, &a, &b) })
-	if len(cities) > q.Limit {
-		cities = cities[:q.Limit]
+	return slices.Clip(found), nil
+}
+
+// alts reads the cities that have an alternate name starting with q's
+// prefix and may be among the first q.Limit: its whole-name matches and
+// its other matches, each by population (see byPopulation).
+func (s *Store) alts(ctx context.Context, coll *mongo.Collection, q search.Query) ([]cityDoc, error) {
+	matches := func(d *cityDoc) bool {
+		_, ok := d.found(q.Prefix)
+		return ok
 	}
-	return slices.Clip(cities), nil
+	exactFilter := withCountries(bson.D{{Key: "alt_slugs", Value: q.Prefix}}, q.Countries)
+	exact, err := s.byPopulation(ctx, coll, exactFilter, indexAltSlug, q.Limit, matches)
+	if err != nil {
+		return nil, err
+	}
+	otherFilter := withCountries(bson.D{{Key: "alt_prefixes", Value: q.Prefix[:min(len(q.Prefix), PrefixLen)]}}, q.Countries)
+	other, err := s.byPopulation(ctx, coll, otherFilter, indexAltRank, q.Limit, matches)
+	if err != nil {
+		return nil, err
+	}
+	return append(exact, other...), nil
+}
+
+// byPopulation reads the documents of filter by population and keeps those
+// that accept takes: the first limit+1, and the rest of the population
+// group where the limit cuts through one, as the server cannot order by
+// which alternate name matched. It reads in batches and stops early; the
+// filter only narrows the search (a prefix longer than PrefixLen is
+// checked in Go, as FerretDB cannot match a range on an array's elements).
+func (s *Store) byPopulation(ctx context.Context, coll *mongo.Collection, filter bson.D, hint string, limit int, accept func(*cityDoc) bool) ([]cityDoc, error) {
+	batch := int32(2 * (limit + 1))
+	cur, err := coll.Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: "population", Value: -1}}).SetHint(hint).SetBatchSize(batch).
+		SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "alt_prefixes", Value: 0}}))
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close(ctx)
+	var docs []cityDoc
+	for cur.Next(ctx) {
+		var d cityDoc
+		if err := cur.Decode(&d); err != nil {
+			return nil, err
+		}
+		if len(docs) > limit && d.Population != docs[len(docs)-1].Population {
+			break
+		}
+		if accept(&d) {
+			docs = append(docs, d)
+		}
+	}
+	return docs, cur.Err()
 }
 
 // rankSort is the order of the ranking index after its prefix: the order
@@ -185,7 +253,7 @@ func (s *Store) head(ctx context.Context, coll *mongo.Collection, q search.Query
 	cur, err := coll.Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "slug", Value: 1}, {Key: "population", Value: -1}}).
 		SetLimit(int64(n)).SetBatchSize(int32(n)).
-		SetProjection(bson.D{{Key: "prefixes", Value: 0}}))
+		SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "alt_prefixes", Value: 0}}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -261,7 +329,7 @@ func (s *Store) readMeta(ctx context.Context, coll *mongo.Collection) (*metaDoc,
 // find runs one query of a search for at most limit cities (limit 0: all),
 // without the prefixes that only the index needs.
 func (s *Store) find(ctx context.Context, coll *mongo.Collection, filter bson.D, limit int, opts *options.FindOptionsBuilder) ([]cityDoc, error) {
-	opts.SetProjection(bson.D{{Key: "prefixes", Value: 0}})
+	opts.SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "alt_prefixes", Value: 0}})
 	if limit > 0 {
 		opts.SetLimit(int64(limit)).SetBatchSize(int32(limit))
 	}
@@ -305,76 +373,4 @@ func (s *Store) completeTies(ctx context.Context, coll *mongo.Collection, gen bs
 	}
 	i := slices.IndexFunc(docs, func(d cityDoc) bool { return d.Slug == last.Slug && d.Population == last.Population })
 	return append(docs[:i:i], group...), nil
-}
-
-// Extensions implements search.Extender, for search.WithTypos: it walks
-// the slug index from prefix, one query of one covered index key per
-// extension found (at most 37 for the slug alphabet, plus one), skipping
-// each time past all the slugs that extend prefix by the same byte.
-func (s *Store) Extensions(ctx context.Context, d search.Dataset, prefix string) ([]byte, error) {
-	if _, err := search.ParseDataset(string(d)); err != nil {
-		return nil, err
-	}
-	if err := s.check(ctx); err != nil {
-		return nil, err
-	}
-	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
-	defer cancel()
-	out, err := s.extensions(qctx, d, prefix)
-	for attempt := 2; replaced(err) && attempt <= maxAttempts; attempt++ {
-		out, err = s.extensions(qctx, d, prefix)
-	}
-	if err != nil && !errors.Is(err, search.ErrEmptyDataset) {
-		return nil, s.fail(ctx, fmt.Sprintf("list extensions of %q in dataset %s", prefix, d), err)
-	}
-	return out, err
-}
-
-func (s *Store) extensions(ctx context.Context, d search.Dataset, prefix string) ([]byte, error) {
-	for _, name := range readOrder(d) {
-		coll := s.db.Collection(name)
-		out, err := s.skipScan(ctx, coll, prefix)
-		if err != nil || len(out) > 0 {
-			return out, err
-		}
-		// No slug extends prefix here: is the dataset here at all?
-		m, err := s.readMeta(ctx, coll)
-		if err != nil {
-			return nil, err
-		}
-		if m != nil {
-			return []byte{}, nil
-		}
-	}
-	return nil, search.EmptyDatasetError(d)
-}
-
-func (s *Store) skipScan(ctx context.Context, coll *mongo.Collection, prefix string) ([]byte, error) {
-	upper := successor(prefix)
-	from := bson.E{Key: "$gt", Value: prefix}
-	var out []byte
-	for {
-		r := bson.D{from}
-		if upper != "" {
-			r = append(r, bson.E{Key: "$lt", Value: upper})
-		}
-		var doc struct {
-			Slug string `bson:"slug"`
-		}
-		err := coll.FindOne(ctx, bson.D{{Key: "slug", Value: r}}, options.FindOne().
-			SetSort(bson.D{{Key: "slug", Value: 1}}).
-			SetProjection(bson.D{{Key: "slug", Value: 1}, {Key: "_id", Value: 0}})).Decode(&doc)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(doc.Slug) <= len(prefix) || doc.Slug[len(prefix)] == 0xff {
-			return out, nil // not a slug that Load wrote
-		}
-		b := doc.Slug[len(prefix)]
-		out = append(out, b)
-		from = bson.E{Key: "$gte", Value: prefix + string([]byte{b + 1})}
-	}
 }

@@ -25,7 +25,15 @@ type Opener func(t *testing.T) search.Store
 type Option func(*config)
 
 type config struct {
-	referenceQueries int // 0: all
+	referenceQueries int  // 0: all
+	mainNamesOnly    bool // see MainNamesOnly
+}
+
+// MainNamesOnly runs the suite without alternate names: the subtests that
+// need them are skipped and the reference cities have none. It is for a
+// store on its way to indexing them, and must not stay.
+func MainNamesOnly() Option {
+	return func(c *config) { c.mainNamesOnly = true }
 }
 
 // ReferenceQueries makes "matches the reference store" check only n of its
@@ -50,6 +58,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"unloaded dataset is empty", testUnloaded},
 		{"stats describe the loaded dataset", testStats},
 		{"check can refuse a load", testCheck},
+		{"load reports its phases", testPhases},
 		{"invalid queries are rejected", testInvalid},
 		{"ranks without population", testRankNoPopulation},
 		{"ranks by population with exact boost", testRankPopulation},
@@ -58,13 +67,18 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"load replaces the dataset", testReplace},
 		{"failed load keeps the old dataset", testFailedLoad},
 		{"searches during a load see old or new", testConcurrentLoad},
-		{"matches the reference store", func(t *testing.T, open Opener) { testReference(t, open, c.referenceQueries) }},
+		{"matches the reference store", func(t *testing.T, open Opener) { testReference(t, open, c) }},
 		{"filters by country", testCountries},
 		{"finds typos", testTypos},
 		{"typo finder agrees with the walk", testTypoFinder},
+		{"matches alternate names", testAltNames},
+		{"finds typos in alternate names", testAltNameTypos},
 	} {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
+			if c.mainNamesOnly && strings.Contains(st.name, "alternate names") {
+				t.Skip("the store does not index alternate names yet")
+			}
 			st.test(t, open)
 		})
 	}
@@ -86,7 +100,7 @@ func MustLoad(t testing.TB, s search.Store, d search.Dataset, cities ...search.C
 }
 
 // MustSearch runs a query or fails the test.
-func MustSearch(t testing.TB, s search.Store, d search.Dataset, prefix string, limit int) []search.City {
+func MustSearch(t testing.TB, s search.Store, d search.Dataset, prefix string, limit int) []search.Found {
 	t.Helper()
 	got, err := s.Search(context.Background(), search.Query{Dataset: d, Prefix: prefix, Limit: limit})
 	if err != nil {
@@ -109,15 +123,24 @@ func openStore(t *testing.T, open Opener) search.Store {
 	return s
 }
 
-func names(cities []search.City) []string {
-	out := make([]string, len(cities))
-	for i, c := range cities {
+func names(found []search.Found) []string {
+	out := make([]string, len(found))
+	for i, c := range found {
 		out[i] = c.Name
 		if c.Subcountry != "" || c.Region != "" {
 			out[i] += " (" + c.Country + "/" + c.Subcountry + c.Region + ")"
 		}
+		if c.Key.Alt > 0 {
+			out[i] += " as " + c.KeyName(c.Key)
+		}
 	}
 	return out
+}
+
+// SameFound reports whether two answers of Search hold the same cities,
+// found through the same keys, in the same order.
+func SameFound(a, b []search.Found) bool {
+	return slices.EqualFunc(a, b, func(x, y search.Found) bool { return x.Key == y.Key && x.City.Equal(&y.City) })
 }
 
 func testUnloaded(t *testing.T, open Opener) {
@@ -166,6 +189,27 @@ func testStats(t *testing.T, open Opener) {
 	MustLoad(t, s, search.Small, City("Parla", "Spain", "Madrid", 0))
 	if got, err := s.Stats(t.Context(), search.Small); err != nil || got.Cities != 1 || got.Source != (search.Source{}) {
 		t.Errorf("after a second load without a source: %+v, %v; want 1 city and no source", got, err)
+	}
+}
+
+func testPhases(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	var phases []string
+	opts := search.LoadOptions{Phase: func(p string) { phases = append(phases, p) }}
+	if _, err := s.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{City("Paris", "France", "", 0)}}, opts); err != nil {
+		t.Fatal(err)
+	}
+	order := []string{search.PhaseSorting, search.PhaseIndexing, search.PhaseWriting, search.PhaseSwapping}
+	next := 0
+	for _, p := range phases {
+		i := slices.Index(order[next:], p)
+		if i < 0 {
+			t.Fatalf("phases %q: %q is unknown, repeated or out of order", phases, p)
+		}
+		next += i + 1
+	}
+	if len(phases) == 0 || phases[len(phases)-1] != search.PhaseSwapping {
+		t.Errorf("phases %q, want them to end with %q", phases, search.PhaseSwapping)
 	}
 }
 
@@ -308,7 +352,7 @@ func testFields(t *testing.T, open Opener) {
 	MustLoad(t, s, search.Large, want...)
 	for _, w := range want {
 		got := MustSearch(t, s, search.Large, w.Slug, 10)
-		if len(got) != 1 || !got[0].Equal(&w) {
+		if len(got) != 1 || !got[0].City.Equal(&w) {
 			t.Errorf("search %q:\n got %+v\nwant %+v", w.Slug, got, w)
 		}
 	}
@@ -447,18 +491,25 @@ func testConcurrentLoad(t *testing.T, open Opener) {
 // far more matches than a store may want to scan.
 var syllables = []string{"san", "ta", "ma", "ri", "a", "ber", "lin", "new", " ", "-", "o", "ca", "sta", "kar", "é", "ø", "'", "z"}
 
+// altSyllables make alternate names, in several scripts.
+var altSyllables = []string{"san", "ta", "ber", "new", " ", "Мос", "ква", "сан", "東", "京", "é", "'", "kar"}
+
 // ReferenceCities returns n deterministic cities with populations (some
-// unknown), many shared prefixes and some duplicates.
+// unknown), alternate names (a third of them), many shared prefixes and
+// some duplicates.
 func ReferenceCities(n int) []search.City {
 	rng := rand.New(rand.NewPCG(1, 2))
 	countries := []string{"Chile", "Spain", "Norway", "Iran, Islamic Republic of"}
-	out := make([]search.City, 0, n)
-	for len(out) < n {
+	word := func(parts []string) string {
 		var b strings.Builder
 		for k := 1 + rng.IntN(4); k > 0; k-- {
-			b.WriteString(syllables[rng.IntN(len(syllables))])
+			b.WriteString(parts[rng.IntN(len(parts))])
 		}
-		name := strings.TrimSpace(b.String())
+		return strings.TrimSpace(b.String())
+	}
+	out := make([]search.City, 0, n)
+	for len(out) < n {
+		name := word(syllables)
 		if search.Slug(name) == "" {
 			continue
 		}
@@ -468,6 +519,11 @@ func ReferenceCities(n int) []search.City {
 		}
 		c := City(name, countries[rng.IntN(len(countries))], fmt.Sprintf("R%d", rng.IntN(3)), pop)
 		c.ID = uint32(len(out) + 1)
+		if rng.IntN(3) == 0 {
+			for k := 1 + rng.IntN(2); k > 0; k-- {
+				c.AltNames = append(c.AltNames, word(altSyllables))
+			}
+		}
 		out = append(out, c)
 		if rng.IntN(20) == 0 { // a duplicate listing of the same place
 			d := c
@@ -478,11 +534,17 @@ func ReferenceCities(n int) []search.City {
 	return out
 }
 
-func testReference(t *testing.T, open Opener, sample int) {
+func testReference(t *testing.T, open Opener, c config) {
+	sample := c.referenceQueries
 	s := openStore(t, open)
 	ref := memory.New()
 	defer ref.Close()
 	cities := ReferenceCities(2000)
+	if c.mainNamesOnly {
+		for i := range cities {
+			cities[i].AltNames = nil
+		}
+	}
 	MustLoad(t, ref, search.Large, cities...)
 	if got, want := MustLoad(t, s, search.Large, cities...), MustLoad(t, ref, search.Large, cities...); got != want {
 		t.Errorf("load stats = %+v, reference %+v", got, want)
@@ -529,7 +591,7 @@ func testReference(t *testing.T, open Opener, sample int) {
 		if err != nil {
 			t.Fatalf("%+v: %v", q, err)
 		}
-		if !slices.EqualFunc(got, want, func(a, b search.City) bool { return a.Equal(&b) }) {
+		if !SameFound(got, want) {
 			t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", q.Prefix, q.Limit, q.Countries, names(got), names(want))
 		}
 	}
@@ -581,8 +643,18 @@ func testCountries(t *testing.T, open Opener) {
 	}
 }
 
+// skipWithoutTypos skips a test of typo matching on a store where the
+// Service finds none (see search.Service.FindsTypos).
+func skipWithoutTypos(t *testing.T, s search.Store) {
+	t.Helper()
+	if !search.NewService(s).FindsTypos() {
+		t.Skip("the Service finds no typo matches in this store")
+	}
+}
+
 func testTypos(t *testing.T, open Opener) {
 	s := openStore(t, open)
+	skipWithoutTypos(t, s)
 	MustLoad(t, s, search.Large,
 		CountryCity("Zürich", "Switzerland", "ch", 341730),
 		CountryCity("Zug", "Switzerland", "ch", 23435),
@@ -695,13 +767,107 @@ func testTypoFinder(t *testing.T, open Opener) {
 }
 
 func sameTypo(a, b search.Typo) bool {
-	return a.Edits == b.Edits && a.Corrected == b.Corrected && a.City.Equal(&b.City)
+	return a.Edits == b.Edits && a.Corrected == b.Corrected && a.Key == b.Key && a.City.Equal(&b.City)
 }
 
 func typoNames(typos []search.Typo) []string {
 	out := make([]string, len(typos))
 	for i, t := range typos {
-		out[i] = fmt.Sprintf("%s (%s, %d via %s)", t.City.Name, t.City.Country, t.Edits, t.Corrected)
+		out[i] = fmt.Sprintf("%s (%s, %d via %s, key %q)", t.City.Name, t.City.Country, t.Edits, t.Corrected, t.Key.Slug)
 	}
 	return out
+}
+
+// altCities are places with alternate names in several scripts, and
+// places whose main name another city has as an alternate name.
+func altCities() []search.City {
+	with := func(c search.City, alts ...string) search.City {
+		c.AltNames = alts
+		return c
+	}
+	return []search.City{
+		with(CountryCity("Köln", "Germany", "de", 963395), "Cologne", "Colonia", "Kelne", "Кёльн", "ケルン", "Koeln"),
+		CountryCity("Cologne", "Italy", "it", 7000),
+		CountryCity("Colonia del Sacramento", "Uruguay", "uy", 21714),
+		with(CountryCity("Moscow", "Russia", "ru", 10381222), "Moskva", "Москва", "Moscou"),
+		with(CountryCity("Tokyo", "Japan", "jp", 8336599), "東京", "Tōkyō"),
+		with(CountryCity("New York City", "United States", "us", 8175133), "NYC", "Nueva York"),
+		with(CountryCity("Delhi", "India", "in", 10927986), "New Delhi", "Dilli"),
+		with(CountryCity("Beijing", "China", "cn", 7480601), "Peking", "北京"),
+		CountryCity("Pekin", "United States", "us", 34094),
+	}
+}
+
+func testAltNames(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Large, altCities()...)
+	for _, tc := range []struct {
+		name      string
+		prefix    string
+		countries []string
+		want      []string
+	}{
+		{"an alternate name finds its city, boosted when whole", "cologne", nil,
+			[]string{"Köln as Cologne", "Cologne"}},
+		{"the main name still finds it", "koln", nil, []string{"Köln"}},
+		{"a city comes once, through its best name", "colo", nil,
+			[]string{"Köln as Cologne", "Colonia del Sacramento", "Cologne"}},
+		{"another script folds to the same key", search.Slug("Москва"), nil, []string{"Moscow as Moskva"}},
+		{"a CJK name", search.Slug("東京"), nil, []string{"Tokyo as 東京"}},
+		{"an alternate name weighs half the main name", "new", nil,
+			[]string{"New York City", "Delhi as New Delhi"}},
+		{"a whole alternate name outweighs a small town's whole main name", "peking", nil,
+			[]string{"Beijing as Peking"}},
+		{"a prefix of a whole alternate name", "pek", nil, []string{"Beijing as Peking", "Pekin"}},
+		{"the country filter applies to the city", "colo", []string{"it", "uy"},
+			[]string{"Colonia del Sacramento", "Cologne"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Countries: tc.countries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := names(got); !slices.Equal(n, tc.want) {
+				t.Errorf("%q: got %q, want %q", tc.prefix, n, tc.want)
+			}
+		})
+	}
+	// Alternate names come back with their city.
+	got := MustSearch(t, s, search.Large, "koln", 1)
+	if want := altCities()[0].AltNames; len(got) != 1 || !slices.Equal(got[0].AltNames, want) {
+		t.Errorf("Köln's alternate names: %+v, want %q", got, want)
+	}
+}
+
+func testAltNameTypos(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	skipWithoutTypos(t, s)
+	MustLoad(t, s, search.Large, altCities()...)
+	svc := search.NewService(s)
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		// Missing o: "cologne" within one edit, Köln through it first.
+		{"colgne", []string{"Köln as Cologne", "Cologne"}},
+		{"mosvka", []string{"Moscow as Moskva"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range res.Hits {
+				n := h.Name
+				if h.Matched != nil {
+					n += " as " + h.Matched.Name
+				}
+				got = append(got, n)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%q: got %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
 }

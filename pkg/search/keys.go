@@ -1,0 +1,52 @@
+package search
+
+// NameKey is one way a query reaches a city: the slug of one of its names.
+// A city has a key for its Name and one for each alternate name whose slug
+// is new (see Keys); queries match keys by prefix.
+type NameKey struct {
+	// Slug is the folded name that queries match by prefix.
+	Slug string
+	// Alt is 0 for the city's Name, i for its AltNames[i-1].
+	Alt int
+}
+
+// Keys returns the keys of c: its slug, then the slug of each alternate
+// name, skipping any slug that is empty or already a key.
+func Keys(c *City) []NameKey {
+	keys := make([]NameKey, 1, 1+len(c.AltNames))
+	keys[0] = NameKey{Slug: c.Slug}
+	for i, alt := range c.AltNames {
+		slug := Slug(alt)
+		if slug == "" || hasKey(keys, slug) {
+			continue
+		}
+		keys = append(keys, NameKey{Slug: slug, Alt: i + 1})
+	}
+	return keys
+}
+
+func hasKey(keys []NameKey, slug string) bool {
+	for _, k := range keys {
+		if k.Slug == slug {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyName returns the name of c that key k folds: Name, or the alternate
+// name it stands for.
+func (c *City) KeyName(k NameKey) string {
+	if k.Alt > 0 && k.Alt <= len(c.AltNames) {
+		return c.AltNames[k.Alt-1]
+	}
+	return c.Name
+}
+
+// Found is a city that a store found for a query, with the key that
+// reached it: of the city's keys that start with the query, the one that
+// ranks it best (see CompareFound).
+type Found struct {
+	City
+	Key NameKey
+}
