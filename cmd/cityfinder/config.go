@@ -260,6 +260,7 @@ func (c *config) validate() error {
 	errs = append(errs, validateMongo(c)...)
 	errs = append(errs, validateLifecycle(c)...)
 	errs = append(errs, validateDownload(c)...)
+	errs = append(errs, validateImport(c)...)
 	return errors.Join(errs...)
 }
 

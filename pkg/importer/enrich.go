@@ -154,9 +154,7 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.id != 0 {
-			g.places = append(g.places, p)
-		}
+		g.places = append(g.places, p)
 	}
 	g.index()
 	st := pr.Stats()
@@ -175,8 +173,8 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 func (g *Gazetteer) Len() int { return len(g.places) }
 
 // gazParser makes the places of a gazetteer of GeoNames lines; each
-// reading goroutine has its own. Places of other feature classes than P
-// come back with id 0.
+// reading goroutine has its own. It skips places that are not populated
+// places (feature class P).
 type gazParser struct {
 	places geonamesParser
 	tidy   nameTidier
@@ -186,8 +184,11 @@ func newGazParser() *gazParser { return &gazParser{} }
 
 func (gp *gazParser) parse(line []byte) (gazPlace, string) {
 	p, reason := gp.places.parse(line)
-	if reason != "" || p.FeatureClass != "P" {
+	if reason != "" {
 		return gazPlace{}, reason
+	}
+	if p.FeatureClass != "P" {
+		return gazPlace{}, skipRow
 	}
 	names, slugs := gp.tidy.tidy(p.Name, p.ASCIIName, p.AlternateNames)
 	// The name and ASCII name come first when they are tidy (usually).
@@ -274,21 +275,22 @@ func (t *nameTidier) slug(name string, names, slugs []string, k int) string {
 	return search.Slug(name)
 }
 
-// altNames are p's names for a city whose slug is slug: every name but the
-// one that folds to slug. The slice is shared between the cities of p and
-// has no room to grow, so that appending to it copies.
-func (p *gazPlace) altNames(slug string) []string {
-	for k, s := range p.slugs {
+// otherNames are the names of a place (see nameTidier) for a city whose
+// slug is slug: every name but the one that folds to slug. The slice may be
+// shared between the cities of the place, and has no room to grow, so that
+// appending to it copies.
+func otherNames(names, slugs []string, slug string) []string {
+	for k, s := range slugs {
 		if s != slug {
 			continue
 		}
 		if k == 0 {
-			return clip(p.names[1:])
+			return clip(names[1:])
 		}
-		out := make([]string, 0, len(p.names)-1)
-		return append(append(out, p.names[:k]...), p.names[k+1:]...)
+		out := make([]string, 0, len(names)-1)
+		return append(append(out, names[:k]...), names[k+1:]...)
 	}
-	return clip(p.names)
+	return clip(names)
 }
 
 func clip(s []string) []string {
@@ -492,7 +494,7 @@ func enrichFrom(c *search.City, p *gazPlace) {
 	} else if (c.Region == "" || c.Region == "00") && p.admin1 != "00" {
 		c.Region = p.admin1
 	}
-	c.AltNames = p.altNames(c.Slug)
+	c.AltNames = otherNames(p.names, p.slugs, c.Slug)
 }
 
 // distanceKm is the great-circle distance between two points in degrees,

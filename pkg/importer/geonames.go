@@ -23,6 +23,20 @@ var geonamesColumns = []string{
 	"population", "elevation", "dem", "timezone", "modification date",
 }
 
+// GeoNamesDumpURL is where GeoNames publishes its dumps (CC BY 4.0).
+const GeoNamesDumpURL = "https://download.geonames.org/export/dump/"
+
+// GeoNamesSources name the GeoNames dumps that hold cities, as zip
+// archives under GeoNamesDumpURL: the places with at least 500, 1,000,
+// 5,000 or 15,000 people (about 230k, 170k, 70k and 30k of them), and
+// every place of the world (allCountries: 13 million, 5 million of them
+// populated places; about 400 MB).
+var GeoNamesSources = []string{"cities500", "cities1000", "cities5000", "cities15000", "allCountries"}
+
+// GeoNamesURL is the URL of the dump that source names (one of
+// GeoNamesSources).
+func GeoNamesURL(source string) string { return GeoNamesDumpURL + source + ".zip" }
+
 // The columns a Place takes, by index.
 const (
 	gnID         = 0
@@ -71,18 +85,22 @@ type Place struct {
 
 // City returns the place as a search.City: Name, Slug (search.Slug of the
 // name), Country (the English name of the code, as MaxMindReader names it),
-// CountryCode, Region (the admin1 code), Population, location and ID. The
-// alternate names are not part of a search.City.
+// CountryCode, Region (the admin1 code), Population, location, ID, and as
+// AltNames its ASCII and alternate names, one per slug and none folding
+// like the name (see Gazetteer.Enrich for the names left out).
 func (p *Place) City() search.City {
 	name, _ := countryName(display.English.Regions(), p.CountryCode)
-	return p.city(name)
+	var t nameTidier
+	return p.city(name, &t)
 }
 
-func (p *Place) city(country string) search.City {
+func (p *Place) city(country string, t *nameTidier) search.City {
+	names, slugs := t.tidy(p.Name, p.ASCIIName, p.AlternateNames)
+	slug := t.slug(p.Name, names, slugs, 0)
 	return search.City{
 		ID:          p.ID,
 		Name:        p.Name,
-		Slug:        search.Slug(p.Name),
+		Slug:        slug,
 		Country:     country,
 		CountryCode: p.CountryCode,
 		Region:      p.Admin1,
@@ -90,6 +108,7 @@ func (p *Place) city(country string) search.City {
 		Lat:         p.Lat,
 		Lon:         p.Lon,
 		HasLocation: true,
+		AltNames:    otherNames(names, slugs, slug),
 	}
 }
 
@@ -265,7 +284,10 @@ func alternateNames(field []byte) ([]string, string) {
 }
 
 // GeoNamesCityReader reads a GeoNames dump as cities (see Place.City), for
-// an import; it counts the rows whose country code has no English name.
+// an import: its populated places (feature class P), which are all the
+// places of the cities500 … cities15000 files; the others are skipped (see
+// ReadStats.Skipped). It counts the rows whose country code has no English
+// name.
 type GeoNamesCityReader struct {
 	rows    rowScanner
 	parse   *geonamesCityParser
@@ -277,6 +299,7 @@ type GeoNamesCityReader struct {
 type geonamesCityParser struct {
 	places    geonamesParser
 	countries countryNames
+	tidy      nameTidier
 	code      []byte
 }
 
@@ -319,9 +342,12 @@ func (r *geonamesCityParser) parse(line []byte) (search.City, string) {
 	if reason != "" {
 		return search.City{}, reason
 	}
+	if p.FeatureClass != "P" {
+		return search.City{}, skipRow
+	}
 	if p.CountryCode == "" {
-		return p.city(""), ""
+		return p.city("", &r.tidy), ""
 	}
 	r.code = append(r.code[:0], p.CountryCode...)
-	return p.city(r.countries.lookup(r.code).name), ""
+	return p.city(r.countries.lookup(r.code).name, &r.tidy), ""
 }

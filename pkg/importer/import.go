@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -30,9 +31,10 @@ const progressStep = 32 << 10
 type Options struct {
 	// Dataset is the dataset to replace.
 	Dataset search.Dataset
-	// Format is the file's format (see Input.Format to detect it). Empty
-	// means the dataset's usual one: the okfn CSV for search.Small, the
-	// MaxMind file for search.Large.
+	// Format is the file's format. Empty means the one that the file's
+	// first line shows (see Input.Format) when the dataset takes files of
+	// it (see DatasetFormats), else the dataset's usual one, whose reader
+	// then says what is wrong with the first line.
 	Format Format
 	// Strict makes the first malformed row fail the import, leaving the
 	// dataset as it was.
@@ -65,6 +67,8 @@ type Summary struct {
 	Imported int
 	// Rejected is how many rows were malformed and skipped.
 	Rejected int
+	// Skipped is how many rows were not cities (see ReadStats.Skipped).
+	Skipped int
 	// Duplicates is how many well-formed rows the store dropped because an
 	// earlier row had the same search.Key.
 	Duplicates int
@@ -84,6 +88,9 @@ type Summary struct {
 func (s Summary) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "imported %d of %d rows into %s (%d rejected, %d duplicates", s.Imported, s.Read, s.Dataset, s.Rejected, s.Duplicates)
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d not populated places skipped", s.Skipped)
+	}
 	if s.Enriched > 0 {
 		fmt.Fprintf(&b, ", %d enriched from GeoNames", s.Enriched)
 	}
@@ -159,7 +166,7 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 			return sum, err
 		}
 	}
-	format, err := datasetFormat(opts.Dataset, opts.Format)
+	format, err := fileFormat(opts.Dataset, opts.Format, in)
 	if err != nil {
 		return sum, err
 	}
@@ -192,6 +199,7 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	st := rr.Stats()
 	sum.Read = st.Rows
 	sum.Rejected = st.Rejected
+	sum.Skipped = st.Skipped
 	sum.Rejections = st.Rejections
 	sum.UnknownCountries = st.UnknownCountries
 	sum.UnknownCodes = st.UnknownCodes
@@ -207,22 +215,31 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	return sum, nil
 }
 
-// datasetFormat is f, or dataset d's usual format when f is empty.
-func datasetFormat(d search.Dataset, f Format) (Format, error) {
+// DatasetFormats are the formats of the files each dataset is imported
+// from, its usual one first.
+var DatasetFormats = map[search.Dataset][]Format{
+	search.Small: {FormatOKFN},
+	search.Large: {FormatMaxMind, FormatGeoNames},
+}
+
+// fileFormat is the format to read dataset d's file in with (see
+// Options.Format).
+func fileFormat(d search.Dataset, f Format, in *Input) (Format, error) {
 	if f != "" {
 		return f, nil
 	}
-	switch d {
-	case search.Small:
-		return FormatOKFN, nil
-	case search.Large:
-		return FormatMaxMind, nil
+	formats, ok := DatasetFormats[d]
+	if !ok {
+		_, err := search.ParseDataset(string(d))
+		if err == nil {
+			err = fmt.Errorf("%w %q: no file format for it", search.ErrUnknownDataset, d)
+		}
+		return "", err
 	}
-	_, err := search.ParseDataset(string(d))
-	if err == nil {
-		err = fmt.Errorf("%w %q: no file format for it", search.ErrUnknownDataset, d)
+	if got, err := in.Format(); err == nil && slices.Contains(formats, got) {
+		return got, nil
 	}
-	return "", err
+	return formats[0], nil
 }
 
 // importReader is how an import reads its file: the rows of a file format,

@@ -1,6 +1,7 @@
 package importer_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -257,6 +258,30 @@ func TestImportFailureKeepsThePreviousDataset(t *testing.T) {
 			}
 			if found := mustSearch(t, store, tt.dataset, "prev"); !slices.Equal(found, []string{"Previous"}) {
 				t.Errorf("after the failed import the store finds %q, want the previous content", found)
+			}
+		})
+	}
+}
+
+// The large dataset's format is told from the file's first line, not its
+// name: a MaxMind file or a GeoNames dump, whatever they are called.
+func TestImportDetectsTheLargeDatasetsFormat(t *testing.T) {
+	maxmind, err := os.ReadFile(filepath.Join("testdata", "maxmind-gzipped.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		rows       int
+	}{
+		{"a gzipped MaxMind file", mustWriteFile(t, "cities.zip", maxmind), 3},
+		{"a GeoNames dump in a zip", mustZip(t, "worldcitiespop.txt.gz", zip.Deflate, "cities500.txt", kolnRow().String()), 1},
+		{"a plain GeoNames dump", mustWriteFile(t, "worldcitiespop.txt", []byte(kolnRow().String())), 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sum, err := importer.ImportFile(t.Context(), memory.New(), tt.path, importer.Options{Dataset: search.Large})
+			if err != nil || sum.Imported != tt.rows {
+				t.Errorf("import: %v, %v; want %d cities", sum, err, tt.rows)
 			}
 		})
 	}

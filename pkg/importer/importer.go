@@ -90,6 +90,9 @@ type ReadStats struct {
 	Rows int
 	// Rejected is how many rows were malformed and skipped.
 	Rejected int
+	// Skipped is how many well-formed rows are not cities: the places of a
+	// GeoNames dump that are not populated places (feature class P).
+	Skipped int
 	// Rejections are the first ReaderOptions.MaxReported malformed rows.
 	Rejections []RowError
 	// UnknownCountries is how many rows carry a country code that has no
@@ -106,6 +109,7 @@ type rowLog struct {
 	limit    int
 	rows     int
 	rejected int
+	skipped  int
 	first    []RowError
 }
 
@@ -134,6 +138,7 @@ func (l *rowLog) stats() ReadStats {
 	return ReadStats{
 		Rows:       l.rows,
 		Rejected:   l.rejected,
+		Skipped:    l.skipped,
 		Rejections: append([]RowError(nil), l.first...),
 	}
 }

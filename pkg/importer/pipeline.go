@@ -221,10 +221,14 @@ func (r *parallelReader[T]) Read() (T, error) {
 				r.unknown.add(b.unknown[r.nextCode : r.nextCode+1])
 				r.nextCode++
 			}
-			if b.reasons[i] == "" {
+			switch b.reasons[i] {
+			case "":
 				v := b.rows[i]
 				b.rows[i] = zero // let the batch forget it
 				return v, nil
+			case skipRow:
+				r.log.skipped++
+				continue
 			}
 			if err := r.log.reject(b.lines[i].num, b.reasons[i]); err != nil {
 				r.finish(err)
