@@ -25,6 +25,7 @@ type Opener func(t *testing.T) search.Store
 type Option func(*config)
 
 type config struct {
+	referenceCities  int      // 0: 2,000
 	referenceQueries int      // 0: all
 	pending          []string // see Pending
 }
@@ -38,12 +39,13 @@ func Pending(subtests ...string) Option {
 
 func (c *config) mainNamesOnly() bool { return slices.Contains(c.pending, "matches alternate names") }
 
-// ReferenceQueries makes "matches the reference store" check only n of its
-// queries (about 1,500), spread evenly over them. It is for a stand-in
-// server that reads every document for every query (FerretDB), where the
-// whole set takes minutes; a real backend runs them all.
-func ReferenceQueries(n int) Option {
-	return func(c *config) { c.referenceQueries = n }
+// SmallReference makes "matches the reference store" load only cities of
+// the reference cities (2,000) and check only queries of its queries (about
+// 1,500), spread evenly over them. It is for a stand-in server that reads
+// every document for every query (FerretDB), where the whole set takes
+// minutes; a real backend runs them all.
+func SmallReference(cities, queries int) Option {
+	return func(c *config) { c.referenceCities, c.referenceQueries = cities, queries }
 }
 
 // Run runs every conformance subtest against stores made by open, in
@@ -541,10 +543,14 @@ func ReferenceCities(n int) []search.City {
 
 func testReference(t *testing.T, open Opener, c config) {
 	sample := c.referenceQueries
+	n := 2000
+	if c.referenceCities > 0 {
+		n = c.referenceCities
+	}
 	s := openStore(t, open)
 	ref := memory.New()
 	defer ref.Close()
-	cities := ReferenceCities(2000)
+	cities := ReferenceCities(n)
 	if c.mainNamesOnly() {
 		for i := range cities {
 			cities[i].AltNames = nil
