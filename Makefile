@@ -7,9 +7,12 @@ DATA_DIR        ?= data
 ADDR            ?= 127.0.0.1:8080
 DATASETS_MIRROR ?= ../shared/datasets
 SMALL_CSV       := datasets/world-cities.csv
+# GeoNames places that give the small dataset population, locations and
+# other names, when the mirror has them; without it, no enrichment.
+GEONAMES        := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run import test browser bench lint fuzz fuzz-ci loadtest clean
+.PHONY: build run import import-large test browser bench lint fuzz fuzz-ci loadtest clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/cityfinder
@@ -23,10 +26,21 @@ $(SMALL_CSV):
 		./datasets/download.sh small; \
 	fi
 
-$(DATA_DIR)/small.cfs: $(SMALL_CSV) | build
-	./$(BIN) import --dataset small --file $(SMALL_CSV) --data-dir $(DATA_DIR)
+$(DATA_DIR)/small.cfs: $(SMALL_CSV) $(GEONAMES) | build
+	./$(BIN) import --dataset small --file $(SMALL_CSV) --data-dir $(DATA_DIR) $(if $(GEONAMES),--geonames $(GEONAMES))
 
 import: build $(DATA_DIR)/small.cfs
+
+# The large dataset from the local mirror: GeoNames' cities1000 (real places,
+# with their names in other languages), else the 100,000-row MaxMind sample.
+# Without a mirror, `cityfinder import --dataset large` downloads GeoNames'
+# cities500.zip into datasets/.
+LARGE_FILE := $(firstword $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz $(DATASETS_MIRROR)/worldcitiespop-100k.txt.gz))
+
+$(DATA_DIR)/large.cfs: $(LARGE_FILE) | build
+	./$(BIN) import --dataset large --data-dir $(DATA_DIR) $(if $(LARGE_FILE),--file $(LARGE_FILE))
+
+import-large: build $(DATA_DIR)/large.cfs
 
 run: build $(DATA_DIR)/small.cfs
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,7 @@ type config struct {
 		QueryTimeout   time.Duration `mapstructure:"query_timeout"`
 		BatchSize      int           `mapstructure:"batch_size"`
 	} `mapstructure:"mongo"`
+	Import importConfig `mapstructure:"import"`
 	// The timeouts of import's download (see download.go).
 	Download struct {
 		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
@@ -195,7 +197,7 @@ func addFlag(fs *pflag.FlagSet, s setting) {
 // flags that were set > CITYFINDER_* environment > config file > defaults.
 func loadConfig(flags *pflag.FlagSet) (*config, error) {
 	v := viper.New()
-	for _, s := range allSettings {
+	for _, s := range slices.Concat(allSettings, importSettings) {
 		v.SetDefault(s.key, s.def)
 		if err := v.BindEnv(s.key, s.env()); err != nil {
 			return nil, err
@@ -258,6 +260,7 @@ func (c *config) validate() error {
 	errs = append(errs, validateMongo(c)...)
 	errs = append(errs, validateLifecycle(c)...)
 	errs = append(errs, validateDownload(c)...)
+	errs = append(errs, validateImport(c)...)
 	return errors.Join(errs...)
 }
 

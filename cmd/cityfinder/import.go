@@ -6,8 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	neturl "net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +24,24 @@ type importOptions struct {
 	File   string
 	Strict bool
 }
+
+// importConfig holds the import's settings that have a config key.
+type importConfig struct {
+	AllowShrink bool   `mapstructure:"allow_shrink"`
+	GeoNames    string `mapstructure:"geonames"`
+	Source      string `mapstructure:"source"`
+}
+
+// The import's settings with a config key (see config).
+var (
+	settingAllowShrink = setting{"import.allow_shrink", "allow-shrink", false,
+		"replace the dataset even if the file holds fewer than half its cities or more than 1% of its rows are malformed"}
+	settingGeoNames = setting{"import.geonames", "geonames", "",
+		"GeoNames dump (cities1000.txt, .gz or .zip) whose population, location and other names complete the okfn or MaxMind rows"}
+	settingSource = setting{"import.source", "source", importer.GeoNamesSources[0],
+		"GeoNames dump that --dataset large downloads without --file: " + strings.Join(importer.GeoNamesSources, ", ") + ", or the http(s) URL of a copy"}
+	importSettings = []setting{settingAllowShrink, settingGeoNames, settingSource}
+)
 
 func newImportCmd(a *app) *cobra.Command {
 	var opts importOptions
@@ -33,18 +56,40 @@ interrupted import leaves the old data in place.
                     Without --file: datasets/world-cities.csv, or a download of
                     ` + importer.OKFNURL + `
                     that gives up when the network stalls (--download-*-timeout).
-  --dataset large   MaxMind's worldcitiespop.txt, plain or gzipped, Latin-1 or UTF-8.
+  --dataset large   a GeoNames dump (cities500.zip … cities15000.zip, allCountries.zip
+                    of which the populated places are taken; .txt, .gz or .zip), or
+                    MaxMind's worldcitiespop.txt (plain or gzipped, Latin-1 or UTF-8):
+                    the format is told from the file's first line. Without --file:
+                    datasets/cities500.zip (or the --source dump), or a download of
+                    ` + importer.GeoNamesURL(importer.GeoNamesSources[0]) + `
+                    (--source cities1000, cities5000, cities15000 or allCountries for
+                    others). GeoNames' alternate names ("Cologne") find their cities.
 
 Malformed rows are skipped and counted; the first ones are listed with their line
-numbers. --strict stops at the first one instead.`,
+numbers. --strict stops at the first one instead.
+
+An import that would shrink a dataset sharply is refused and the dataset keeps
+its content: when the new file holds fewer than half the cities of the current
+dataset, or more than 1% of its rows are malformed (a file cut short, a stray
+quote, the wrong file). --allow-shrink says that this is intended.
+
+--geonames FILE completes the rows of the okfn or MaxMind file with a GeoNames
+dump (cities500/1000/5000/15000 or allCountries, as .txt, .gz or .zip): okfn
+rows match by geonameid, else by country and name; MaxMind rows by country,
+name and a distance of at most 20 km. A matched city gains its population,
+location and alternate names ("Cologne" for Köln), so that big cities rank
+first on short prefixes. The summary says how many rows were enriched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runImport(cmd.Context(), a, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
 	addFlag(cmd.Flags(), settingDataset)
-	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain or gzipped)")
+	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain, gzipped or zip; its format is told from its first line)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed row")
+	addFlag(cmd.Flags(), settingAllowShrink)
+	addFlag(cmd.Flags(), settingGeoNames)
+	addFlag(cmd.Flags(), settingSource)
 	for _, s := range mongoSettings {
 		addFlag(cmd.Flags(), s)
 	}
@@ -56,9 +101,16 @@ numbers. --strict stops at the first one instead.`,
 
 func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts importOptions) error {
 	d := search.Dataset(a.cfg.Dataset)
-	path, err := sourceFile(ctx, d, opts.File, stderr, downloadTimeouts(a.cfg))
+	path, err := sourceFile(ctx, d, opts.File, a.cfg.Import.Source, stderr, downloadTimeouts(a.cfg))
 	if err != nil {
 		return err
+	}
+	start := time.Now()
+	var gaz *importer.Gazetteer
+	if file := a.cfg.Import.GeoNames; file != "" {
+		if gaz, err = importer.OpenGazetteer(file); err != nil {
+			return fmt.Errorf("--%s: %w", settingGeoNames.flag, err)
+		}
 	}
 	store, err := openStore(a, false)
 	if err != nil {
@@ -73,7 +125,9 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 		}
 		progress = bar
 	}
-	sum, err := importer.ImportFile(ctx, store, path, importer.Options{Dataset: d, Strict: opts.Strict, Progress: progress})
+	sum, err := importer.ImportFile(ctx, store, path, importer.Options{
+		Dataset: d, Strict: opts.Strict, Progress: progress, AllowShrink: a.cfg.Import.AllowShrink, Enrich: gaz,
+	})
 	if bar != nil {
 		bar.Finish() // clear the bar before the rejections and the summary
 	}
@@ -81,9 +135,13 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 		fmt.Fprintf(stderr, "rejected rows in %s:\n", path)
 		sum.WriteRejections(stderr)
 	}
+	if errors.Is(err, importer.ErrShrink) {
+		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
+	}
 	if err != nil {
 		return err
 	}
+	sum.Duration = time.Since(start) // with the GeoNames file's reading
 	_, err = fmt.Fprintln(stdout, sum)
 	return err
 }
@@ -92,42 +150,75 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 // directory (the checkout, for make run).
 const (
 	localSmall = "datasets/world-cities.csv"
-	localLarge = "datasets/worldcitiespop.txt.gz"
+	localDir   = "datasets"
 )
 
 // sourceFile picks the file to import: --file, else the local copy in
-// datasets/, else (small only) a download of the okfn CSV to that copy.
-func sourceFile(ctx context.Context, d search.Dataset, file string, stderr io.Writer, timeouts importer.Timeouts) (string, error) {
+// datasets/ of the okfn CSV (small) or of the --source dump (large), else
+// a download of it to that copy.
+func sourceFile(ctx context.Context, d search.Dataset, file, source string, stderr io.Writer, timeouts importer.Timeouts) (string, error) {
 	if file != "" {
 		if _, err := os.Stat(file); err != nil {
 			return "", fmt.Errorf("dataset file: %w", err)
 		}
 		return file, nil
 	}
-	local := localSmall
+	url, local := importer.OKFNURL, localSmall
 	if d == search.Large {
-		local = localLarge
+		url, local = largeSource(source)
 	}
 	if _, err := os.Stat(local); err == nil {
 		return local, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("dataset file: %w", err)
 	}
-	if d == search.Large {
-		return "", fmt.Errorf("no %s: MaxMind no longer publishes its world cities file; pass --file PATH to your copy of worldcitiespop.txt (plain or gzipped)", local)
-	}
-	if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
-		return "", fmt.Errorf("download dataset: %w", err)
-	}
-	var progress importer.Progress
-	if isTerminal(stderr) {
-		bar := newDownloadBar(stderr, "downloading "+importer.OKFNURL)
-		defer bar.Finish()
-		progress = bar
-	}
-	fmt.Fprintf(stderr, "downloading %s to %s\n", importer.OKFNURL, local)
-	if err := importer.Download(ctx, importer.OKFNURL, local, importer.DownloadOptions{Progress: progress, Timeouts: timeouts}); err != nil {
+	if err := download(ctx, url, local, stderr, timeouts); err != nil {
 		return "", err
 	}
 	return local, nil
+}
+
+// largeSource is the URL of the --source dump and the path of its local
+// copy.
+func largeSource(source string) (url, local string) {
+	if slices.Contains(importer.GeoNamesSources, source) {
+		return importer.GeoNamesURL(source), filepath.Join(localDir, source+".zip")
+	}
+	u, _ := neturl.Parse(source) // validated with the config
+	return source, filepath.Join(localDir, path.Base(u.Path))
+}
+
+// download fetches url into local, with a bar on a terminal. A directory it
+// made for the file goes again when the download fails.
+func download(ctx context.Context, url, local string, stderr io.Writer, timeouts importer.Timeouts) error {
+	dir := filepath.Dir(local)
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("download dataset: %w", err)
+	}
+	var progress importer.Progress
+	if isTerminal(stderr) {
+		bar := newDownloadBar(stderr, "downloading "+url)
+		defer bar.Finish()
+		progress = bar
+	}
+	fmt.Fprintf(stderr, "downloading %s to %s\n", url, local)
+	err := importer.Download(ctx, url, local, importer.DownloadOptions{Progress: progress, Timeouts: timeouts})
+	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+		os.Remove(dir) // only if empty
+	}
+	return err
+}
+
+// validateImport checks the import's settings.
+func validateImport(c *config) []error {
+	src := c.Import.Source
+	if slices.Contains(importer.GeoNamesSources, src) {
+		return nil
+	}
+	if u, err := neturl.Parse(src); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
+		return nil
+	}
+	return []error{fmt.Errorf("invalid --%s %q: use %s, or the http(s) URL of a copy of one",
+		settingSource.flag, src, strings.Join(importer.GeoNamesSources, ", "))}
 }

@@ -126,7 +126,6 @@ func TestCommandErrors(t *testing.T) {
 		{"query of two letters", []string{"query", "is", "--data-dir", empty}, "enter at least 3 letters"},
 		{"misspelt config key", []string{"--config", bad, "query", "ist"}, "windw"},
 		{"missing config file", []string{"--config", "/no/such.yaml", "query", "ist"}, "/no/such.yaml"},
-		{"large without file", []string{"import", "--dataset", "large", "--data-dir", empty}, "--file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := runCLI(t, tc.args...)

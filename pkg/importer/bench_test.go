@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/cityfinder/cityfinder/pkg/importer"
@@ -30,7 +31,7 @@ func maxmindBenchFile(b *testing.B) []byte {
 	return mustLoad(b, "worldcitiespop-100k.txt.gz")
 }
 
-func mustLoadPath(b *testing.B, path string) []byte {
+func mustLoadPath(b testing.TB, path string) []byte {
 	b.Helper()
 	in, err := importer.Open(path)
 	if err != nil {
@@ -49,12 +50,14 @@ func reportRows(b *testing.B, rows int) {
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
 
-func benchmarkFormat(b *testing.B, f importer.Format, data []byte) {
+// benchmarkRead reads data to its end with a reader that open makes, as
+// many times as the benchmark wants.
+func benchmarkRead[T any, R interface{ Read() (T, error) }](b *testing.B, data []byte, open func(io.Reader) (R, error)) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	rows := 0
 	for b.Loop() {
-		r, err := newFormatReader(f, bytes.NewReader(data), importer.ReaderOptions{})
+		r, err := open(bytes.NewReader(data))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,33 +75,29 @@ func benchmarkFormat(b *testing.B, f importer.Format, data []byte) {
 	reportRows(b, rows)
 }
 
+func benchmarkFormat(b *testing.B, f importer.Format, data []byte) {
+	benchmarkRead(b, data, func(r io.Reader) (rowReader, error) { return newFormatReader(f, r, importer.ReaderOptions{}) })
+}
+
 // BenchmarkMaxMindReader is the large import's parsing and decoding, to be
 // read next to BenchmarkBareCSV: the budget is 3× its time.
 func BenchmarkMaxMindReader(b *testing.B) {
 	benchmarkFormat(b, importer.FormatMaxMind, maxmindBenchFile(b))
 }
 
+// BenchmarkImportReader is the import's parallel reading of the same bytes
+// as BenchmarkMaxMindReader: parsing, decoding and folding on every CPU,
+// rows handed back in file order. The budget is 2× BenchmarkBareCSV.
+func BenchmarkImportReader(b *testing.B) {
+	benchmarkRead(b, maxmindBenchFile(b), func(r io.Reader) (importer.ParallelReader, error) {
+		return importer.NewParallelReader(importer.FormatMaxMind, r, importer.ReaderOptions{}, runtime.GOMAXPROCS(0), 1024)
+	})
+}
+
 // BenchmarkBareCSV is a bare encoding/csv read loop over the same bytes as
 // BenchmarkMaxMindReader: the floor an importer is measured against.
 func BenchmarkBareCSV(b *testing.B) {
-	data := maxmindBenchFile(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	rows := 0
-	for b.Loop() {
-		r := csv.NewReader(bytes.NewReader(data))
-		for {
-			_, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			rows++
-		}
-	}
-	reportRows(b, rows)
+	benchmarkRead(b, maxmindBenchFile(b), func(r io.Reader) (*csv.Reader, error) { return csv.NewReader(r), nil })
 }
 
 func BenchmarkOKFNReader(b *testing.B) {
@@ -130,4 +129,17 @@ func BenchmarkImportLarge(b *testing.B) {
 // alternate names split and deduplicated, countries named.
 func BenchmarkGeoNamesReader(b *testing.B) {
 	benchmarkFormat(b, importer.FormatGeoNames, mustLoad(b, "geonames-cities1000.txt.gz"))
+}
+
+// BenchmarkOpenGazetteer reads and indexes the GeoNames cities1000 dump
+// that enriches an import: part of the budget of an enriched small import
+// (1 s in all).
+func BenchmarkOpenGazetteer(b *testing.B) {
+	path := datasetPath(b, "geonames-cities1000.txt.gz")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := importer.OpenGazetteer(path); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

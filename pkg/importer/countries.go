@@ -65,24 +65,20 @@ type country struct {
 	known      bool
 }
 
-// countryNames names lower-case country codes in English, once per code,
-// and counts the rows whose code has no name.
+// countryNames names lower-case country codes in English, once per code.
+// It notes the code of each row whose code has no name, for an
+// unknownCountries to count (see takeUnknown).
 type countryNames struct {
-	namer       display.Namer
-	known       map[string]country
-	unknown     map[string]bool // the first maxUnknownCodes unknown codes
-	unknownRows int
+	namer   display.Namer
+	known   map[string]country
+	pending []string
 }
 
 func newCountryNames() countryNames {
-	return countryNames{
-		namer:   display.English.Regions(),
-		known:   make(map[string]country),
-		unknown: make(map[string]bool),
-	}
+	return countryNames{namer: display.English.Regions(), known: make(map[string]country)}
 }
 
-// lookup returns the entry of a lower-case code and counts a row with it.
+// lookup returns the entry of a lower-case code and notes a row with it.
 func (c *countryNames) lookup(code []byte) country {
 	co, ok := c.known[string(code)]
 	if !ok {
@@ -93,18 +89,43 @@ func (c *countryNames) lookup(code []byte) country {
 		}
 	}
 	if !co.known {
-		c.unknownRows++
-		if len(c.unknown) < maxUnknownCodes {
-			c.unknown[co.code] = true
-		}
+		c.pending = append(c.pending, co.code)
 	}
 	return co
 }
 
+// takeUnknown appends the codes noted since the last call to dst, in the
+// order of their rows.
+func (c *countryNames) takeUnknown(dst []string) []string {
+	dst = append(dst, c.pending...)
+	c.pending = c.pending[:0]
+	return dst
+}
+
+// unknownCountries counts the rows whose country code has no English name,
+// and keeps the first maxUnknownCodes such codes in file order.
+type unknownCountries struct {
+	rows  int
+	codes map[string]bool
+}
+
+// add counts the rows with these codes, in file order.
+func (u *unknownCountries) add(codes []string) {
+	u.rows += len(codes)
+	for _, code := range codes {
+		if u.codes == nil {
+			u.codes = make(map[string]bool)
+		}
+		if len(u.codes) < maxUnknownCodes {
+			u.codes[code] = true
+		}
+	}
+}
+
 // addTo fills the unknown-country counts of st.
-func (c *countryNames) addTo(st *ReadStats) {
-	st.UnknownCountries = c.unknownRows
-	for code := range c.unknown {
+func (u *unknownCountries) addTo(st *ReadStats) {
+	st.UnknownCountries = u.rows
+	for code := range u.codes {
 		st.UnknownCodes = append(st.UnknownCodes, code)
 	}
 	slices.Sort(st.UnknownCodes)

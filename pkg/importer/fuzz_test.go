@@ -13,9 +13,11 @@ import (
 
 // fuzzRows feeds header+rows to the format's reader and checks that it
 // never panics, that every city it returns is storable, that the counts add
-// up and that messages stay short and printable.
+// up and that messages stay short and printable; and that an import's
+// parallel reader reads them alike.
 func fuzzRows(t *testing.T, f importer.Format, header string, rows []byte, strict bool) {
 	fuzzReader(t, f, header, rows, strict, newFormatReader)
+	mustReadAlike(t, f, append([]byte(header), rows...), importer.ReaderOptions{Strict: strict})
 }
 
 func fuzzReader(t *testing.T, f importer.Format, header string, rows []byte, strict bool,
@@ -110,6 +112,7 @@ func FuzzGeoNamesRow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, rows []byte, strict bool) {
 		fuzzReader(t, importer.FormatGeoNames, kolnRow().String(), rows, strict, newTidyPlaceReader(t))
+		mustReadAlike(t, importer.FormatGeoNames, append([]byte(kolnRow().String()), rows...), importer.ReaderOptions{Strict: strict})
 	})
 }
 

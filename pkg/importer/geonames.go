@@ -23,6 +23,20 @@ var geonamesColumns = []string{
 	"population", "elevation", "dem", "timezone", "modification date",
 }
 
+// GeoNamesDumpURL is where GeoNames publishes its dumps (CC BY 4.0).
+const GeoNamesDumpURL = "https://download.geonames.org/export/dump/"
+
+// GeoNamesSources name the GeoNames dumps that hold cities, as zip
+// archives under GeoNamesDumpURL: the places with at least 500, 1,000,
+// 5,000 or 15,000 people (about 230k, 170k, 70k and 30k of them), and
+// every place of the world (allCountries: 13 million, 5 million of them
+// populated places; about 400 MB).
+var GeoNamesSources = []string{"cities500", "cities1000", "cities5000", "cities15000", "allCountries"}
+
+// GeoNamesURL is the URL of the dump that source names (one of
+// GeoNamesSources).
+func GeoNamesURL(source string) string { return GeoNamesDumpURL + source + ".zip" }
+
 // The columns a Place takes, by index.
 const (
 	gnID         = 0
@@ -71,18 +85,22 @@ type Place struct {
 
 // City returns the place as a search.City: Name, Slug (search.Slug of the
 // name), Country (the English name of the code, as MaxMindReader names it),
-// CountryCode, Region (the admin1 code), Population, location and ID. The
-// alternate names are not part of a search.City.
+// CountryCode, Region (the admin1 code), Population, location, ID, and as
+// AltNames its ASCII and alternate names, one per slug and none folding
+// like the name (see Gazetteer.Enrich for the names left out).
 func (p *Place) City() search.City {
 	name, _ := countryName(display.English.Regions(), p.CountryCode)
-	return p.city(name)
+	var t nameTidier
+	return p.city(name, &t)
 }
 
-func (p *Place) city(country string) search.City {
+func (p *Place) city(country string, t *nameTidier) search.City {
+	names, slugs := t.tidy(p.Name, p.ASCIIName, p.AlternateNames)
+	slug := t.slug(p.Name, names, slugs, 0)
 	return search.City{
 		ID:          p.ID,
 		Name:        p.Name,
-		Slug:        search.Slug(p.Name),
+		Slug:        slug,
 		Country:     country,
 		CountryCode: p.CountryCode,
 		Region:      p.Admin1,
@@ -90,6 +108,7 @@ func (p *Place) city(country string) search.City {
 		Lat:         p.Lat,
 		Lon:         p.Lon,
 		HasLocation: true,
+		AltNames:    otherNames(names, slugs, slug),
 	}
 }
 
@@ -100,7 +119,13 @@ func (p *Place) city(country string) search.City {
 // The first line must be a GeoNames row, which tells the file from others;
 // the rows after it that are not are malformed rows.
 type GeoNamesReader struct {
-	rows   rowScanner
+	rows  rowScanner
+	parse geonamesParser
+}
+
+// geonamesParser makes places of GeoNames lines; each reading goroutine
+// has its own.
+type geonamesParser struct {
 	slug   []byte
 	code   []byte
 	values interner // feature classes and codes, country and admin1 codes
@@ -113,6 +138,16 @@ var geonamesRowShape = fmt.Sprintf("a GeoNames row (%d tab-separated fields, a n
 // returns a reader of its rows. An empty file or another first line is an
 // error wrapping ErrHeader.
 func NewGeoNamesReader(r io.Reader, opts ReaderOptions) (*GeoNamesReader, error) {
+	lines, err := geonamesLines(r)
+	if err != nil {
+		return nil, err
+	}
+	return &GeoNamesReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}}, nil
+}
+
+// geonamesLines checks that the first line of r is a GeoNames row and
+// returns the lines from it on.
+func geonamesLines(r io.Reader) (*lineReader, error) {
 	lines := newLineReader(r)
 	line, err := lines.firstLine(geonamesRowShape)
 	if err != nil {
@@ -122,7 +157,7 @@ func NewGeoNamesReader(r io.Reader, opts ReaderOptions) (*GeoNamesReader, error)
 		return nil, fmt.Errorf("%w: the first line %s, want %s", ErrHeader, quote(line), geonamesRowShape)
 	}
 	lines.unread()
-	return &GeoNamesReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}}, nil
+	return lines, nil
 }
 
 // isGeoNamesRow reports whether line has the shape of a GeoNames row: 19
@@ -142,14 +177,14 @@ func isGeoNamesRow(line []byte) bool {
 
 // Read returns the next well-formed row, or io.EOF after the last.
 func (r *GeoNamesReader) Read() (Place, error) {
-	return scanRow(&r.rows, "GeoNames file", r)
+	return scanRow(&r.rows, "GeoNames file", &r.parse)
 }
 
 // Stats returns the counts so far.
 func (r *GeoNamesReader) Stats() ReadStats { return r.rows.log.stats() }
 
 // parse turns a line into a place, or says why it cannot.
-func (r *GeoNamesReader) parse(line []byte) (Place, string) {
+func (r *geonamesParser) parse(line []byte) (Place, string) {
 	if n := bytes.Count(line, []byte{'\t'}) + 1; n != len(geonamesColumns) {
 		return Place{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(geonamesColumns))
 	}
@@ -249,10 +284,22 @@ func alternateNames(field []byte) ([]string, string) {
 }
 
 // GeoNamesCityReader reads a GeoNames dump as cities (see Place.City), for
-// an import; it counts the rows whose country code has no English name.
+// an import: its populated places (feature class P), which are all the
+// places of the cities500 … cities15000 files; the others are skipped (see
+// ReadStats.Skipped). It counts the rows whose country code has no English
+// name.
 type GeoNamesCityReader struct {
-	places    *GeoNamesReader
+	rows    rowScanner
+	parse   *geonamesCityParser
+	unknown unknownCountries
+}
+
+// geonamesCityParser makes cities of GeoNames lines; each reading
+// goroutine has its own.
+type geonamesCityParser struct {
+	places    geonamesParser
 	countries countryNames
+	tidy      nameTidier
 	code      []byte
 }
 
@@ -261,29 +308,46 @@ var _ search.CityReader = (*GeoNamesCityReader)(nil)
 // NewGeoNamesCityReader returns a reader of the cities of the GeoNames dump
 // r; see NewGeoNamesReader.
 func NewGeoNamesCityReader(r io.Reader, opts ReaderOptions) (*GeoNamesCityReader, error) {
-	places, err := NewGeoNamesReader(r, opts)
+	lines, err := geonamesLines(r)
 	if err != nil {
 		return nil, err
 	}
-	return &GeoNamesCityReader{places: places, countries: newCountryNames()}, nil
+	return &GeoNamesCityReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newGeoNamesCityParser()}, nil
+}
+
+func newGeoNamesCityParser() *geonamesCityParser {
+	return &geonamesCityParser{countries: newCountryNames()}
 }
 
 // Read returns the next well-formed row as a city, or io.EOF after the last.
 func (r *GeoNamesCityReader) Read() (search.City, error) {
-	p, err := r.places.Read()
-	if err != nil {
-		return search.City{}, err
-	}
-	if p.CountryCode == "" {
-		return p.city(""), nil
-	}
-	r.code = append(r.code[:0], p.CountryCode...)
-	return p.city(r.countries.lookup(r.code).name), nil
+	c, err := scanRow(&r.rows, "GeoNames file", r.parse)
+	r.unknown.add(r.parse.countries.pending)
+	r.parse.countries.pending = r.parse.countries.pending[:0]
+	return c, err
 }
 
 // Stats returns the counts so far.
 func (r *GeoNamesCityReader) Stats() ReadStats {
-	st := r.places.Stats()
-	r.countries.addTo(&st)
+	st := r.rows.log.stats()
+	r.unknown.addTo(&st)
 	return st
+}
+
+func (r *geonamesCityParser) takeUnknown(dst []string) []string { return r.countries.takeUnknown(dst) }
+
+// parse turns a line into a city, or says why it cannot.
+func (r *geonamesCityParser) parse(line []byte) (search.City, string) {
+	p, reason := r.places.parse(line)
+	if reason != "" {
+		return search.City{}, reason
+	}
+	if p.FeatureClass != "P" {
+		return search.City{}, skipRow
+	}
+	if p.CountryCode == "" {
+		return p.city("", &r.tidy), ""
+	}
+	r.code = append(r.code[:0], p.CountryCode...)
+	return p.city(r.countries.lookup(r.code).name, &r.tidy), ""
 }

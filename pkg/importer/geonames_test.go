@@ -277,7 +277,7 @@ func TestPlaceCity(t *testing.T) {
 			place: importer.Place{ID: 2886242, Name: "Köln", ASCIIName: "Koeln", AlternateNames: []string{"Cologne"}, Lat: 50.93333, Lon: 6.95,
 				FeatureClass: "P", FeatureCode: "PPLA2", CountryCode: "de", Admin1: "07", Population: 963395},
 			want: search.City{ID: 2886242, Name: "Köln", Slug: "koln", Country: "Germany", CountryCode: "de", Region: "07",
-				Population: 963395, Lat: 50.93333, Lon: 6.95, HasLocation: true},
+				Population: 963395, Lat: 50.93333, Lon: 6.95, HasLocation: true, AltNames: []string{"Koeln", "Cologne"}},
 		},
 		{
 			name:  "a code x/text cannot name",
@@ -467,6 +467,31 @@ func TestImportGeoNamesAsADataset(t *testing.T) {
 	}
 	if len(cities) != 2 || cities[0].Country != "Germany" || cities[0].Population != 963395 || cities[1].Country != "Italy" {
 		t.Errorf("search koln = %+v, want Köln in Germany, then Italy", cities)
+	}
+}
+
+// A GeoNames dump imports its populated places with their alternate names,
+// and skips its other places (allCountries has mountains, rivers …).
+func TestImportGeoNamesSkipsOtherThanPopulatedPlaces(t *testing.T) {
+	store := memory.New()
+	dump := kolnRow().String() +
+		kolnRow().with("geonameid", "2").with("name", "Kölner Bucht").with("feature class", "L").String() +
+		kolnRow().with("geonameid", "3").with("name", "Rhein").with("feature class", "H").with("latitude", "x").String() +
+		kolnRow().with("geonameid", "4").with("name", "Bonn").with("asciiname", "Bonn").with("alternatenames", "Bonna,BONN, ,Бонн,ボン").String()
+	sum, err := importer.Import(t.Context(), store, strings.NewReader(dump), importer.Options{Dataset: search.Large, Format: importer.FormatGeoNames})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Read != 4 || sum.Imported != 2 || sum.Skipped != 1 || sum.Rejected != 1 ||
+		!strings.Contains(sum.String(), "(1 rejected, 0 duplicates, 1 not populated places skipped)") {
+		t.Errorf("summary %v, want 4 rows, 2 imported, 1 skipped, 1 rejected", sum)
+	}
+	found, err := store.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "bonn", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || !slices.Equal(found[0].AltNames, []string{"Bonna", "ボン"}) {
+		t.Errorf("search bonn = %+v, want Bonn with its alternate names Bonna and ボン (Бонн folds like Bonn)", found)
 	}
 }
 

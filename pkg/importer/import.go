@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -29,9 +31,10 @@ const progressStep = 32 << 10
 type Options struct {
 	// Dataset is the dataset to replace.
 	Dataset search.Dataset
-	// Format is the file's format (see Input.Format to detect it). Empty
-	// means the dataset's usual one: the okfn CSV for search.Small, the
-	// MaxMind file for search.Large.
+	// Format is the file's format. Empty means the one that the file's
+	// first line shows (see Input.Format) when the dataset takes files of
+	// it (see DatasetFormats), else the dataset's usual one, whose reader
+	// then says what is wrong with the first line.
 	Format Format
 	// Strict makes the first malformed row fail the import, leaving the
 	// dataset as it was.
@@ -44,6 +47,14 @@ type Options struct {
 	// Source describes the file, kept with the dataset (see
 	// search.DatasetStats); ImportFile fills it from the file.
 	Source search.Source
+	// AllowShrink lets the import replace a dataset that it would shrink
+	// sharply (see ShrinkError). Without it such an import fails with an
+	// error matching ErrShrink and the dataset keeps its content.
+	AllowShrink bool
+	// Enrich, when not nil, completes the okfn or MaxMind rows with the
+	// GeoNames places they match (see Gazetteer.Enrich); a GeoNames file
+	// needs nothing from it and is imported as it is.
+	Enrich *Gazetteer
 }
 
 // Summary describes an import.
@@ -56,6 +67,8 @@ type Summary struct {
 	Imported int
 	// Rejected is how many rows were malformed and skipped.
 	Rejected int
+	// Skipped is how many rows were not cities (see ReadStats.Skipped).
+	Skipped int
 	// Duplicates is how many well-formed rows the store dropped because an
 	// earlier row had the same search.Key.
 	Duplicates int
@@ -63,6 +76,8 @@ type Summary struct {
 	// name (their Country is the code); UnknownCodes lists the codes.
 	UnknownCountries int
 	UnknownCodes     []string
+	// Enriched is how many rows Options.Enrich completed.
+	Enriched int
 	// Rejections are the first Options.MaxReported malformed rows.
 	Rejections []RowError
 	Duration   time.Duration
@@ -73,6 +88,12 @@ type Summary struct {
 func (s Summary) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "imported %d of %d rows into %s (%d rejected, %d duplicates", s.Imported, s.Read, s.Dataset, s.Rejected, s.Duplicates)
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d not populated places skipped", s.Skipped)
+	}
+	if s.Enriched > 0 {
+		fmt.Fprintf(&b, ", %d enriched from GeoNames", s.Enriched)
+	}
 	if s.UnknownCountries > 0 {
 		fmt.Fprintf(&b, ", %d with unknown country codes %s", s.UnknownCountries, strings.Join(s.UnknownCodes, " "))
 	}
@@ -145,21 +166,46 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 			return sum, err
 		}
 	}
-	rr, err := newReader(opts.Dataset, opts.Format, in, ReaderOptions{Strict: opts.Strict, MaxReported: opts.MaxReported})
+	format, err := fileFormat(opts.Dataset, opts.Format, in)
 	if err != nil {
 		return sum, err
 	}
+	pl := defaultPipeline(in)
+	if opts.Enrich != nil && format != FormatGeoNames {
+		pl.enrich, pl.enriched = opts.Enrich, new(atomic.Int64)
+	}
+	rr, err := newImportReader(format, in, ReaderOptions{Strict: opts.Strict, MaxReported: opts.MaxReported}, pl)
+	if err != nil {
+		return sum, err
+	}
+	defer rr.Close()
 	var cr search.CityReader = rr
 	if opts.Progress != nil {
-		cr = &progressReader{rowReader: rr, in: in, p: opts.Progress}
+		cr = &progressReader{importReader: rr, p: opts.Progress}
 	}
-	ls, err := store.Load(ctx, opts.Dataset, cr, search.LoadOptions{Source: opts.Source})
+	var er *EnrichedReader
+	if pl.enrich != nil {
+		// The workers completed the cities with a location already.
+		er = pl.enrich.enrich(cr, false)
+		cr = er
+	}
+	lopts := search.LoadOptions{Source: opts.Source}
+	if !opts.AllowShrink {
+		lopts.Check = func(prev search.DatasetStats, next search.LoadStats) error {
+			return checkShrink(opts.Dataset, prev, next, rr.Stats())
+		}
+	}
+	ls, err := store.Load(ctx, opts.Dataset, cr, lopts)
 	st := rr.Stats()
 	sum.Read = st.Rows
 	sum.Rejected = st.Rejected
+	sum.Skipped = st.Skipped
 	sum.Rejections = st.Rejections
 	sum.UnknownCountries = st.UnknownCountries
 	sum.UnknownCodes = st.UnknownCodes
+	if er != nil {
+		sum.Enriched = er.Enriched() + int(pl.enriched.Load())
+	}
 	sum.Duration = time.Since(start)
 	if err != nil {
 		return sum, err
@@ -169,47 +215,87 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	return sum, nil
 }
 
-// newReader picks the city reader of a file format, or of the dataset's
-// usual format when f is empty.
-func newReader(d search.Dataset, f Format, r io.Reader, opts ReaderOptions) (rowReader, error) {
-	if f == "" {
-		switch d {
-		case search.Small:
-			f = FormatOKFN
-		case search.Large:
-			f = FormatMaxMind
-		default:
-			_, err := search.ParseDataset(string(d))
-			if err == nil {
-				err = fmt.Errorf("%w %q: no file format for it", search.ErrUnknownDataset, d)
-			}
-			return nil, err
+// DatasetFormats are the formats of the files each dataset is imported
+// from, its usual one first.
+var DatasetFormats = map[search.Dataset][]Format{
+	search.Small: {FormatOKFN},
+	search.Large: {FormatMaxMind, FormatGeoNames},
+}
+
+// fileFormat is the format to read dataset d's file in with (see
+// Options.Format).
+func fileFormat(d search.Dataset, f Format, in *Input) (Format, error) {
+	if f != "" {
+		return f, nil
+	}
+	formats, ok := DatasetFormats[d]
+	if !ok {
+		_, err := search.ParseDataset(string(d))
+		if err == nil {
+			err = fmt.Errorf("%w %q: no file format for it", search.ErrUnknownDataset, d)
+		}
+		return "", err
+	}
+	if got, err := in.Format(); err == nil && slices.Contains(formats, got) {
+		return got, nil
+	}
+	return formats[0], nil
+}
+
+// importReader is how an import reads its file: the rows of a file format,
+// parsed in parallel (see parallelReader).
+type importReader interface {
+	rowReader
+	// Consumed is how far into the raw file the rows returned so far lie.
+	Consumed() int64
+	// Close stops the reading.
+	Close()
+}
+
+// importFormats are the formats an import reads: how to check a file's
+// start and return its lines, how to name the format in read errors, and a
+// parser of its lines.
+var importFormats = map[Format]struct {
+	lines  func(io.Reader) (*lineReader, error)
+	what   string
+	parser func() rowParser[search.City]
+}{
+	FormatOKFN:     {okfnLines, "okfn csv", func() rowParser[search.City] { return newOKFNParser() }},
+	FormatMaxMind:  {maxmindLines, "MaxMind file", func() rowParser[search.City] { return newMaxMindParser() }},
+	FormatGeoNames: {geonamesLines, "GeoNames file", func() rowParser[search.City] { return newGeoNamesCityParser() }},
+}
+
+// newImportReader returns the reader of file format f over r.
+func newImportReader(f Format, r io.Reader, opts ReaderOptions, pl pipeline) (importReader, error) {
+	format, ok := importFormats[f]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrFormat, f)
+	}
+	lines, err := format.lines(r)
+	if err != nil {
+		return nil, err
+	}
+	parser := format.parser
+	if pl.enrich != nil {
+		parser = func() rowParser[search.City] {
+			return &locatedEnricher{rowParser: format.parser(), g: pl.enrich, n: pl.enriched}
 		}
 	}
-	switch f {
-	case FormatOKFN:
-		return NewOKFNReader(r, opts)
-	case FormatMaxMind:
-		return NewMaxMindReader(r, opts)
-	case FormatGeoNames:
-		return NewGeoNamesCityReader(r, opts)
-	}
-	return nil, fmt.Errorf("%w %q", ErrFormat, f)
+	return newParallelReader(lines, opts, format.what, pl, parser), nil
 }
 
 // progressReader reports to a Progress as rows pass through it.
 type progressReader struct {
-	rowReader
-	in        *Input
+	importReader
 	p         Progress
 	lastBytes int64
 	lastRows  int
 }
 
 func (r *progressReader) Read() (search.City, error) {
-	c, err := r.rowReader.Read()
-	if n := r.in.Consumed(); n-r.lastBytes >= progressStep || errors.Is(err, io.EOF) {
-		rows := r.rowReader.Stats().Rows
+	c, err := r.importReader.Read()
+	if n := r.Consumed(); n-r.lastBytes >= progressStep || errors.Is(err, io.EOF) {
+		rows := r.Stats().Rows
 		if n > r.lastBytes || rows > r.lastRows {
 			r.p.Advance(n-r.lastBytes, rows-r.lastRows)
 			r.lastBytes, r.lastRows = n, rows

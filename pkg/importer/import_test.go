@@ -1,6 +1,7 @@
 package importer_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -262,6 +263,30 @@ func TestImportFailureKeepsThePreviousDataset(t *testing.T) {
 	}
 }
 
+// The large dataset's format is told from the file's first line, not its
+// name: a MaxMind file or a GeoNames dump, whatever they are called.
+func TestImportDetectsTheLargeDatasetsFormat(t *testing.T) {
+	maxmind, err := os.ReadFile(filepath.Join("testdata", "maxmind-gzipped.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, path string
+		rows       int
+	}{
+		{"a gzipped MaxMind file", mustWriteFile(t, "cities.zip", maxmind), 3},
+		{"a GeoNames dump in a zip", mustZip(t, "worldcitiespop.txt.gz", zip.Deflate, "cities500.txt", kolnRow().String()), 1},
+		{"a plain GeoNames dump", mustWriteFile(t, "worldcitiespop.txt", []byte(kolnRow().String())), 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sum, err := importer.ImportFile(t.Context(), memory.New(), tt.path, importer.Options{Dataset: search.Large})
+			if err != nil || sum.Imported != tt.rows {
+				t.Errorf("import: %v, %v; want %d cities", sum, err, tt.rows)
+			}
+		})
+	}
+}
+
 func TestImportReadsStreams(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "maxmind-gzipped.dat"))
 	if err != nil {
@@ -310,6 +335,11 @@ func TestSummaryString(t *testing.T) {
 			sum: importer.Summary{Dataset: search.Large, Read: 10, Imported: 8, Duplicates: 2, UnknownCountries: 3,
 				UnknownCodes: []string{"qq", "xx"}, Duration: 1500 * time.Millisecond},
 			want: "imported 8 of 10 rows into large (0 rejected, 2 duplicates, 3 with unknown country codes qq xx) in 1.50s",
+		},
+		{
+			name: "enriched",
+			sum:  importer.Summary{Dataset: search.Small, Read: 34032, Imported: 33886, Duplicates: 146, Enriched: 25723, Duration: 700 * time.Millisecond},
+			want: "imported 33886 of 34032 rows into small (0 rejected, 146 duplicates, 25723 enriched from GeoNames) in 0.70s",
 		},
 	}
 	for _, tt := range tests {

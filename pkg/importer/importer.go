@@ -1,6 +1,15 @@
 // Package importer streams the city datasets (the okfn world-cities CSV,
 // MaxMind's world cities file and the GeoNames dump) from a file into a
-// search.Store.
+// search.Store, optionally completing them with the population, location
+// and other names of GeoNames places (see Gazetteer).
+//
+// # Reading
+//
+// Each format has a reader that reads a file line by line on the caller's
+// goroutine (NewOKFNReader, NewMaxMindReader, NewGeoNamesReader). An import
+// reads the same lines in parallel: one goroutine cuts them, a worker per
+// CPU parses them, and the rows come back in file order, so that line
+// numbers, rejections and strict reads are the same either way.
 //
 // # Encoding
 //
@@ -81,6 +90,9 @@ type ReadStats struct {
 	Rows int
 	// Rejected is how many rows were malformed and skipped.
 	Rejected int
+	// Skipped is how many well-formed rows are not cities: the places of a
+	// GeoNames dump that are not populated places (feature class P).
+	Skipped int
 	// Rejections are the first ReaderOptions.MaxReported malformed rows.
 	Rejections []RowError
 	// UnknownCountries is how many rows carry a country code that has no
@@ -97,6 +109,7 @@ type rowLog struct {
 	limit    int
 	rows     int
 	rejected int
+	skipped  int
 	first    []RowError
 }
 
@@ -125,6 +138,7 @@ func (l *rowLog) stats() ReadStats {
 	return ReadStats{
 		Rows:       l.rows,
 		Rejected:   l.rejected,
+		Skipped:    l.skipped,
 		Rejections: append([]RowError(nil), l.first...),
 	}
 }

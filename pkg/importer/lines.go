@@ -137,10 +137,15 @@ type rowScanner struct {
 	log   rowLog
 }
 
-// rowParser makes a row of a line, or says why the line is malformed.
+// rowParser makes a row of a line, or says why the line is malformed, or
+// says skipRow for a well-formed line that is not a row of the dataset.
 type rowParser[T any] interface {
 	parse(line []byte) (T, string)
 }
+
+// skipRow is what a rowParser says of a line to skip (see
+// ReadStats.Skipped).
+const skipRow = "\x00skip"
 
 // scanRow returns the next well-formed row that p makes of a non-blank line,
 // or io.EOF after the last. Malformed rows are counted and skipped, or end a
@@ -168,6 +173,10 @@ func scanRow[T any, P rowParser[T]](s *rowScanner, what string, p P) (T, error) 
 			var v T
 			if v, reason = p.parse(line); reason == "" {
 				return v, nil
+			}
+			if reason == skipRow {
+				s.log.skipped++
+				continue
 			}
 		}
 		if err := s.log.reject(s.lines.n, reason); err != nil {

@@ -24,7 +24,14 @@ var maxmindColumns = []string{"Country", "City", "AccentCity", "Region", "Popula
 // lower case; a row whose code is not two ASCII letters or digits is
 // malformed.
 type MaxMindReader struct {
-	rows      rowScanner
+	rows    rowScanner
+	parse   *maxmindParser
+	unknown unknownCountries
+}
+
+// maxmindParser makes cities of MaxMind lines; each reading goroutine has
+// its own.
+type maxmindParser struct {
 	text      []byte // Latin-1 → UTF-8 scratch
 	slug      []byte
 	code      []byte // lower-cased country code scratch
@@ -37,6 +44,15 @@ var _ search.CityReader = (*MaxMindReader)(nil)
 // NewMaxMindReader checks the header of r and returns a reader of its rows.
 // A missing or different header is an error wrapping ErrHeader.
 func NewMaxMindReader(r io.Reader, opts ReaderOptions) (*MaxMindReader, error) {
+	lines, err := maxmindLines(r)
+	if err != nil {
+		return nil, err
+	}
+	return &MaxMindReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newMaxMindParser()}, nil
+}
+
+// maxmindLines checks the header of r and returns the lines after it.
+func maxmindLines(r io.Reader) (*lineReader, error) {
 	lines := newLineReader(r)
 	want := fmt.Sprintf("the MaxMind header %q", strings.Join(maxmindColumns, ","))
 	line, err := lines.firstLine(want)
@@ -46,28 +62,34 @@ func NewMaxMindReader(r io.Reader, opts ReaderOptions) (*MaxMindReader, error) {
 	if !headerMatches(strings.Split(string(line), ","), maxmindColumns) {
 		return nil, fmt.Errorf("%w %s, want %s", ErrHeader, quote(line), want)
 	}
-	mr := &MaxMindReader{
-		rows:      rowScanner{lines: lines, log: newRowLog(opts)},
-		countries: newCountryNames(),
-	}
-	mr.regions.conv = mr.decode
-	return mr, nil
+	return lines, nil
+}
+
+func newMaxMindParser() *maxmindParser {
+	p := &maxmindParser{countries: newCountryNames()}
+	p.regions.conv = p.decode
+	return p
 }
 
 // Read returns the next well-formed row as a city, or io.EOF after the last.
 func (r *MaxMindReader) Read() (search.City, error) {
-	return scanRow(&r.rows, "MaxMind file", r)
+	c, err := scanRow(&r.rows, "MaxMind file", r.parse)
+	r.unknown.add(r.parse.countries.pending)
+	r.parse.countries.pending = r.parse.countries.pending[:0]
+	return c, err
 }
 
 // Stats returns the counts so far.
 func (r *MaxMindReader) Stats() ReadStats {
 	st := r.rows.log.stats()
-	r.countries.addTo(&st)
+	r.unknown.addTo(&st)
 	return st
 }
 
+func (r *maxmindParser) takeUnknown(dst []string) []string { return r.countries.takeUnknown(dst) }
+
 // parse turns a line into a city, or says why it cannot.
-func (r *MaxMindReader) parse(line []byte) (search.City, string) {
+func (r *maxmindParser) parse(line []byte) (search.City, string) {
 	if n := bytes.Count(line, []byte{','}) + 1; n != len(maxmindColumns) {
 		return search.City{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(maxmindColumns))
 	}
@@ -130,7 +152,7 @@ func parseDegrees(b []byte, limit float64) (float64, bool) {
 
 // decode returns b as UTF-8 by the package's per-field rule: ASCII and valid
 // UTF-8 are taken as they are, anything else is Latin-1.
-func (r *MaxMindReader) decode(b []byte) string {
+func (r *maxmindParser) decode(b []byte) string {
 	i := 0
 	for i < len(b) && b[i] < utf8.RuneSelf {
 		i++

@@ -33,7 +33,12 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // and no location; CountryCode comes from the English country name (the
 // file spells names as pycountry does).
 type OKFNReader struct {
-	rows         rowScanner
+	rows  rowScanner
+	parse *okfnParser
+}
+
+// okfnParser makes cities of okfn lines; each reading goroutine has its own.
+type okfnParser struct {
 	split        csvLine
 	countries    map[string]okfnCountry // by the file's country value
 	subcountries interner
@@ -48,40 +53,49 @@ var _ search.CityReader = (*OKFNReader)(nil)
 // NewOKFNReader checks the header of r and returns a reader of its rows.
 // A missing or different header is an error wrapping ErrHeader.
 func NewOKFNReader(r io.Reader, opts ReaderOptions) (*OKFNReader, error) {
+	lines, err := okfnLines(r)
+	if err != nil {
+		return nil, err
+	}
+	return &OKFNReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newOKFNParser()}, nil
+}
+
+// okfnLines checks the header of r and returns the lines after it.
+func okfnLines(r io.Reader) (*lineReader, error) {
 	lines := newLineReader(r)
 	want := fmt.Sprintf("the okfn world-cities header %q", strings.Join(okfnColumns, ","))
 	line, err := lines.firstLine(want)
 	if err != nil {
 		return nil, err
 	}
-	or := &OKFNReader{
-		rows:      rowScanner{lines: lines, log: newRowLog(opts)},
-		countries: make(map[string]okfnCountry),
-		namer:     display.English.Regions(),
-	}
-	if err := or.split.split(line); err != nil {
+	var split csvLine
+	if err := split.split(line); err != nil {
 		return nil, fmt.Errorf("%w %s: %w; want %s", ErrHeader, quote(line), err, want)
 	}
-	header := make([]string, len(or.split.fields))
-	for i, f := range or.split.fields {
+	header := make([]string, len(split.fields))
+	for i, f := range split.fields {
 		header[i] = string(f)
 	}
 	if !headerMatches(header, okfnColumns) {
 		return nil, fmt.Errorf("%w %s, want %s", ErrHeader, quote(line), want)
 	}
-	return or, nil
+	return lines, nil
+}
+
+func newOKFNParser() *okfnParser {
+	return &okfnParser{countries: make(map[string]okfnCountry), namer: display.English.Regions()}
 }
 
 // Read returns the next well-formed row as a city, or io.EOF after the last.
 func (r *OKFNReader) Read() (search.City, error) {
-	return scanRow(&r.rows, "okfn csv", r)
+	return scanRow(&r.rows, "okfn csv", r.parse)
 }
 
 // Stats returns the counts so far.
 func (r *OKFNReader) Stats() ReadStats { return r.rows.log.stats() }
 
 // parse turns a line into a city, or says why it cannot.
-func (r *OKFNReader) parse(line []byte) (search.City, string) {
+func (r *okfnParser) parse(line []byte) (search.City, string) {
 	if err := r.split.split(line); err != nil {
 		return search.City{}, err.Error()
 	}
@@ -125,7 +139,7 @@ func (r *OKFNReader) parse(line []byte) (search.City, string) {
 // file's build script leaked an error message as the country of Kosovo's
 // rows: the country is named from the code it gives. A name no library
 // knows keeps an empty code; the city stays.
-func (r *OKFNReader) country(value []byte) okfnCountry {
+func (r *okfnParser) country(value []byte) okfnCountry {
 	if co, ok := r.countries[string(value)]; ok {
 		return co
 	}

@@ -1,0 +1,509 @@
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"io/fs"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// Enrichment joins the rows of a dataset that lacks population, location
+// or other names (the okfn CSV, MaxMind's file) with the places of a
+// GeoNames dump.
+const (
+	// MaxJoinKm is how far a located city (a MaxMind row) may lie from the
+	// GeoNames place of its name to be joined with it.
+	MaxJoinKm = 20
+	// MaxAltNameRunes bounds an alternate name: longer ones are official
+	// titles that nobody types ("Ciudad de la Santísima Trinidad y Puerto
+	// de Santa María del Buen Ayre").
+	MaxAltNameRunes = search.MaxQueryRunes
+)
+
+// Gazetteer is the populated places (feature class P) of a GeoNames dump,
+// indexed to enrich the cities of another dataset as they are imported
+// (see Options.Enrich and Enrich). It is read-only once loaded, and safe
+// for concurrent use.
+type Gazetteer struct {
+	places []gazPlace
+	byID   map[uint32]int32
+	// byName finds places by country and folded name or ASCII name,
+	// byAlt by country and folded alternate name.
+	byName, byAlt nameIndex
+	// Source is the file the places come from, for messages.
+	Source string
+	// Rows and Rejected count the dump's rows and its malformed rows.
+	Rows, Rejected int
+}
+
+// gazPlace is what enrichment takes from a place.
+type gazPlace struct {
+	id         uint32
+	lat, lon   float64
+	population int64
+	country    string
+	admin1     string
+	// names are the place's names, its name first, then its ASCII and
+	// alternate names, one per slug: the tidy ones (see nameTidier); slugs
+	// are their slugs.
+	names, slugs []string
+	// main and ascii are the slugs of the name and ASCII name ("" when it
+	// is the name).
+	main, ascii string
+}
+
+// nameIndex finds places by country and slug. It keys a map by a hash of
+// the two, and chains the places of a hash, so that neither holds a
+// pointer for the garbage collector to scan; lookups check each candidate's
+// names, which also sorts out hash collisions.
+type nameIndex struct {
+	heads map[uint64]int32 // first link of a hash
+	links []nameLink
+}
+
+type nameLink struct{ place, next int32 }
+
+var nameSeed = maphash.MakeSeed()
+
+func nameHash(country, slug string) uint64 {
+	h := maphash.String(nameSeed, slug)
+	for i := range len(country) {
+		h = (h ^ uint64(country[i])) * 0x100000001b3
+	}
+	return h
+}
+
+// init makes room for about n names.
+func (x *nameIndex) init(n int) {
+	x.heads = make(map[uint64]int32, n)
+	x.links = make([]nameLink, 0, n)
+}
+
+func (x *nameIndex) add(country, slug string, place int32) {
+	h := nameHash(country, slug)
+	next, ok := x.heads[h]
+	if !ok {
+		next = -1
+	}
+	x.heads[h] = int32(len(x.links))
+	x.links = append(x.links, nameLink{place: place, next: next})
+}
+
+// each calls fn with every place that x holds under a hash of country and
+// slug, latest added first; fn checks that the place has that name.
+func (x *nameIndex) each(country, slug string, fn func(i int32)) {
+	l, ok := x.heads[nameHash(country, slug)]
+	for ok && l >= 0 {
+		fn(x.links[l].place)
+		l = x.links[l].next
+	}
+}
+
+// OpenGazetteer reads the GeoNames dump at path (plain, .gz or .zip; see
+// Open). Errors name the file: one that cannot be read, that is not a
+// GeoNames dump (ErrHeader), or whose rows are more than MaxRejected
+// malformed (ErrMalformedRow).
+func OpenGazetteer(path string) (*Gazetteer, error) {
+	in, err := Open(path)
+	if err != nil {
+		// Say what went wrong without Open's "open dataset PATH: open PATH: ".
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("GeoNames file %s: %w", path, err)
+	}
+	defer in.Close()
+	g, err := ReadGazetteer(in)
+	if err != nil {
+		return nil, fmt.Errorf("GeoNames file %s: %w", path, err)
+	}
+	g.Source = path
+	return g, nil
+}
+
+// ReadGazetteer reads a GeoNames dump from r (see NewGeoNamesReader); see
+// OpenGazetteer.
+func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
+	lines, err := geonamesLines(r)
+	if err != nil {
+		return nil, err
+	}
+	pl := pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines}
+	pr := newParallelReader(lines, ReaderOptions{}, "GeoNames file", pl, newGazParser)
+	defer pr.Close()
+	g := &Gazetteer{}
+	for {
+		p, err := pr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		g.places = append(g.places, p)
+	}
+	g.index()
+	st := pr.Stats()
+	g.Rows, g.Rejected = st.Rows, st.Rejected
+	if float64(st.Rejected) > MaxRejected*float64(st.Rows) {
+		first := ""
+		if len(st.Rejections) > 0 {
+			first = ", the first at " + st.Rejections[0].Error()
+		}
+		return nil, fmt.Errorf("%w: %d of its %d rows%s", ErrMalformedRow, st.Rejected, st.Rows, first)
+	}
+	return g, nil
+}
+
+// Len is how many places g holds.
+func (g *Gazetteer) Len() int { return len(g.places) }
+
+// gazParser makes the places of a gazetteer of GeoNames lines; each
+// reading goroutine has its own. It skips places that are not populated
+// places (feature class P).
+type gazParser struct {
+	places geonamesParser
+	tidy   nameTidier
+}
+
+func newGazParser() *gazParser { return &gazParser{} }
+
+func (gp *gazParser) parse(line []byte) (gazPlace, string) {
+	p, reason := gp.places.parse(line)
+	if reason != "" {
+		return gazPlace{}, reason
+	}
+	if p.FeatureClass != "P" {
+		return gazPlace{}, skipRow
+	}
+	names, slugs := gp.tidy.tidy(p.Name, p.ASCIIName, p.AlternateNames)
+	// The name and ASCII name come first when they are tidy (usually).
+	main, ascii := gp.tidy.slug(p.Name, names, slugs, 0), ""
+	if p.ASCIIName != p.Name {
+		ascii = gp.tidy.slug(p.ASCIIName, names, slugs, 1)
+	}
+	return gazPlace{
+		id: p.ID, lat: p.Lat, lon: p.Lon, population: p.Population,
+		country: p.CountryCode, admin1: p.Admin1, names: names, slugs: slugs,
+		main: main, ascii: ascii,
+	}, ""
+}
+
+// index builds the indexes of g.places: by id on one goroutine, by name on
+// another, each map sized once.
+func (g *Gazetteer) index() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		g.byID = make(map[uint32]int32, len(g.places))
+		for i := range g.places {
+			g.byID[g.places[i].id] = int32(i)
+		}
+	})
+	names, alts := 0, 0
+	for i := range g.places {
+		names += 2
+		alts += len(g.places[i].slugs)
+	}
+	g.byName.init(names)
+	g.byAlt.init(alts)
+	for i := range g.places {
+		p := &g.places[i]
+		if p.country == "" {
+			continue
+		}
+		for _, s := range p.slugs {
+			if s != p.main && s != p.ascii {
+				g.byAlt.add(p.country, s, int32(i))
+			}
+		}
+		g.byName.add(p.country, p.main, int32(i))
+		if p.ascii != "" && p.ascii != p.main {
+			g.byName.add(p.country, p.ascii, int32(i))
+		}
+	}
+	wg.Wait()
+}
+
+// nameTidier keeps the names of a place worth matching: one per slug, the
+// first given; none whose slug is empty, none longer than MaxAltNameRunes,
+// no links. Every script is kept.
+type nameTidier struct {
+	buf []byte
+}
+
+func (t *nameTidier) tidy(name, ascii string, alternates []string) (names, slugs []string) {
+	keep := func(n string) {
+		if n == "" || strings.Contains(n, "://") || utf8.RuneCountInString(n) > MaxAltNameRunes {
+			return
+		}
+		t.buf = search.AppendSlug(t.buf[:0], n)
+		if len(t.buf) == 0 || slices.Contains(slugs, string(t.buf)) {
+			return
+		}
+		names = append(names, n)
+		slugs = append(slugs, string(t.buf))
+	}
+	keep(name)
+	if ascii != name {
+		keep(ascii)
+	}
+	for _, n := range alternates {
+		keep(n)
+	}
+	return slices.Clip(names), slices.Clip(slugs)
+}
+
+// slug returns the slug of names[k] when it is name, else folds name.
+func (t *nameTidier) slug(name string, names, slugs []string, k int) string {
+	if k < len(names) && names[k] == name {
+		return slugs[k]
+	}
+	return search.Slug(name)
+}
+
+// otherNames are the names of a place (see nameTidier) for a city whose
+// slug is slug: every name but the one that folds to slug. The slice may be
+// shared between the cities of the place, and has no room to grow, so that
+// appending to it copies.
+func otherNames(names, slugs []string, slug string) []string {
+	for k, s := range slugs {
+		if s != slug {
+			continue
+		}
+		if k == 0 {
+			return clip(names[1:])
+		}
+		out := make([]string, 0, len(names)-1)
+		return append(append(out, names[:k]...), names[k+1:]...)
+	}
+	return clip(names)
+}
+
+func clip(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[:len(s):len(s)]
+}
+
+// EnrichedReader completes the cities of another reader with the places of
+// a Gazetteer, and counts the cities it completed.
+type EnrichedReader struct {
+	r        search.CityReader
+	g        *Gazetteer
+	enriched int
+	// located is false when the cities with a location are completed
+	// before they reach the reader (see locatedEnricher).
+	located bool
+	// Of the cities matched by id: the (country, admin1 code) pairs of
+	// their places, and which of them stood for which subcountry.
+	admin1   map[[2]string]bool
+	admin1Of map[[3]string]bool
+}
+
+var _ search.CityReader = (*EnrichedReader)(nil)
+
+// Enrich returns a reader of r's cities, each completed from the place of g
+// that it matches:
+//
+//   - a city with an id takes the place with that geonameid;
+//   - a city with a location (a MaxMind row) takes the nearest place of its
+//     country whose name or ASCII name folds to its slug, within MaxJoinKm;
+//   - any other city with a country takes a place of its country whose name
+//     or ASCII name (else an alternate name) folds to its slug: never one
+//     in another subcountry than the city's, as the cities matched by id
+//     tell the subcountries of admin1 codes; one in the city's subcountry
+//     if there is one, else the most populous.
+//
+// A matched city gains the place's population and location where it has
+// none, the place's admin1 code as Region when it came with a location but
+// no region (or MaxMind's "00" for unknown), and the place's names other
+// than the city's own as AltNames (see search.City). Other cities are left
+// as they are: no population, so they rank after the matched ones.
+func (g *Gazetteer) Enrich(r search.CityReader) *EnrichedReader {
+	return g.enrich(r, true)
+}
+
+func (g *Gazetteer) enrich(r search.CityReader, located bool) *EnrichedReader {
+	return &EnrichedReader{r: r, g: g, located: located, admin1: make(map[[2]string]bool), admin1Of: make(map[[3]string]bool)}
+}
+
+// Read returns the next city, completed when it matches a place.
+func (e *EnrichedReader) Read() (search.City, error) {
+	c, err := e.r.Read()
+	if err != nil {
+		return c, err
+	}
+	if c.ID == 0 && c.HasLocation {
+		if e.located && e.g.enrichLocated(&c) {
+			e.enriched++
+		}
+		return c, nil
+	}
+	if i := e.match(&c); i >= 0 {
+		enrichFrom(&c, &e.g.places[i])
+		e.enriched++
+	}
+	return c, nil
+}
+
+// Enriched is how many cities were completed so far.
+func (e *EnrichedReader) Enriched() int { return e.enriched }
+
+// match returns the index of the place of c, a city without a location
+// or with an id, or -1.
+func (e *EnrichedReader) match(c *search.City) int32 {
+	g := e.g
+	if c.ID != 0 {
+		if i, ok := g.byID[c.ID]; ok {
+			p := &g.places[i]
+			if c.Subcountry != "" {
+				e.admin1[[2]string{p.country, p.admin1}] = true
+				e.admin1Of[[3]string{p.country, p.admin1, c.Subcountry}] = true
+			}
+			return i
+		}
+	}
+	if c.CountryCode == "" || c.HasLocation {
+		return -1
+	}
+	if i := e.best(c, &g.byName); i >= 0 {
+		return i
+	}
+	return e.best(c, &g.byAlt)
+}
+
+// enrichLocated completes c, a city with a location, from the place of its
+// country and name nearest to it, and reports whether there was one. It is
+// safe for concurrent use.
+func (g *Gazetteer) enrichLocated(c *search.City) bool {
+	if c.CountryCode == "" {
+		return false
+	}
+	i := g.nearest(c)
+	if i < 0 {
+		return false
+	}
+	enrichFrom(c, &g.places[i])
+	return true
+}
+
+// locatedEnricher completes the cities with a location (MaxMind rows) that
+// its parser makes, so that an import joins them on every worker.
+type locatedEnricher struct {
+	rowParser[search.City]
+	g *Gazetteer
+	n *atomic.Int64 // cities completed
+}
+
+func (p *locatedEnricher) parse(line []byte) (search.City, string) {
+	c, reason := p.rowParser.parse(line)
+	if reason == "" && c.ID == 0 && c.HasLocation && p.g.enrichLocated(&c) {
+		p.n.Add(1)
+	}
+	return c, reason
+}
+
+func (p *locatedEnricher) takeUnknown(dst []string) []string {
+	if u, ok := p.rowParser.(unknownTaker); ok {
+		return u.takeUnknown(dst)
+	}
+	return dst
+}
+
+// named reports whether place i is in country and has a name that folds
+// to slug.
+func (g *Gazetteer) named(i int32, country, slug string) bool {
+	p := &g.places[i]
+	return p.country == country && slices.Contains(p.slugs, slug)
+}
+
+// nearest returns the place of c's country and name closest to c, within
+// MaxJoinKm, or -1.
+func (g *Gazetteer) nearest(c *search.City) int32 {
+	best, bestKm := int32(-1), math.Inf(1)
+	g.byName.each(c.CountryCode, c.Slug, func(i int32) {
+		if !g.named(i, c.CountryCode, c.Slug) {
+			return
+		}
+		p := &g.places[i]
+		if km := distanceKm(c.Lat, c.Lon, p.lat, p.lon); km <= MaxJoinKm && (km < bestKm || km == bestKm && i < best) {
+			best, bestKm = i, km
+		}
+	})
+	return best
+}
+
+// best returns the place of x that has c's country and name, for a city
+// without a location: not one in another subcountry (as far as the cities
+// matched by id tell), one in its subcountry if there is one, else the
+// most populous, the first in the file on a tie; or -1.
+func (e *EnrichedReader) best(c *search.City, x *nameIndex) int32 {
+	best, bestSame := int32(-1), false
+	x.each(c.CountryCode, c.Slug, func(i int32) {
+		if !e.g.named(i, c.CountryCode, c.Slug) {
+			return
+		}
+		p := &e.g.places[i]
+		same := e.admin1Of[[3]string{p.country, p.admin1, c.Subcountry}]
+		if !same && c.Subcountry != "" && e.admin1[[2]string{p.country, p.admin1}] {
+			return // the place lies in another subcountry
+		}
+		if best >= 0 {
+			b := &e.g.places[best]
+			switch {
+			case same != bestSame:
+				if !same {
+					return
+				}
+			case p.population != b.population:
+				if p.population < b.population {
+					return
+				}
+			case i > best:
+				return
+			}
+		}
+		best, bestSame = i, same
+	})
+	return best
+}
+
+// enrichFrom completes c from its place p.
+func enrichFrom(c *search.City, p *gazPlace) {
+	if c.Population == 0 {
+		c.Population = p.population
+	}
+	if !c.HasLocation {
+		// okfn rows: they name their division already (Subcountry).
+		c.Lat, c.Lon, c.HasLocation = p.lat, p.lon, true
+	} else if (c.Region == "" || c.Region == "00") && p.admin1 != "00" {
+		c.Region = p.admin1
+	}
+	c.AltNames = otherNames(p.names, p.slugs, c.Slug)
+}
+
+// distanceKm is the great-circle distance between two points in degrees,
+// by the haversine formula.
+func distanceKm(lat1, lon1, lat2, lon2 float64) float64 {
+	const earthKm = 6371.0
+	rad := math.Pi / 180
+	dlat := (lat2 - lat1) * rad / 2
+	dlon := (lon2 - lon1) * rad / 2
+	a := math.Sin(dlat)*math.Sin(dlat) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dlon)*math.Sin(dlon)
+	return 2 * earthKm * math.Asin(math.Sqrt(min(1, a)))
+}

@@ -1,0 +1,373 @@
+package importer_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
+)
+
+var sharedGazetteer = sync.OnceValues(func() (*importer.Gazetteer, error) {
+	return importer.OpenGazetteer(filepath.Join(shareddata.Dir(), "geonames-cities1000.txt.gz"))
+})
+
+// mustGazetteer is the shared GeoNames file, read once for all tests.
+func mustGazetteer(tb testing.TB) *importer.Gazetteer {
+	tb.Helper()
+	datasetPath(tb, "geonames-cities1000.txt.gz") // skips when it is missing
+	g, err := sharedGazetteer()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// mustGazetteerOf reads a gazetteer from GeoNames rows.
+func mustGazetteerOf(tb testing.TB, rows ...gnRow) *importer.Gazetteer {
+	tb.Helper()
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(r.String())
+	}
+	g, err := importer.ReadGazetteer(strings.NewReader(b.String()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// mustEnrich reads cities through the enrichment.
+func mustEnrich(tb testing.TB, g *importer.Gazetteer, cities ...search.City) ([]search.City, int) {
+	tb.Helper()
+	er := g.Enrich(&search.SliceReader{Cities: cities})
+	out, err := search.ReadAll(er)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out, er.Enriched()
+}
+
+// mustEnrichFile reads a shared dataset file through the enrichment.
+func mustEnrichFile(tb testing.TB, g *importer.Gazetteer, d search.Dataset, file string) ([]search.City, int) {
+	tb.Helper()
+	cities, _ := mustReadFile(tb, d, datasetPath(tb, file), importer.ReaderOptions{})
+	return mustEnrich(tb, g, cities...)
+}
+
+// The share of okfn rows that find their GeoNames place in the 2013 file:
+// nearly all of the 2016 file; of the current file, the ids that still
+// exist (74%) and the newer places that the 2013 file has under another id.
+// (A join on country and name alone reaches 77% there, but the 2% more are
+// places of another subcountry that happen to share the name: Zhuhai in
+// Chongqing is not Zhuhai in Guangdong.)
+func TestEnrichMatchRates(t *testing.T) {
+	g := mustGazetteer(t)
+	for _, tt := range []struct {
+		file string
+		min  float64
+	}{
+		{"world-cities-2016.csv", 0.989},
+		{"world-cities.csv", 0.755},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			cities, n := mustEnrichFile(t, g, search.Small, tt.file)
+			rate := float64(n) / float64(len(cities))
+			t.Logf("%s: %d of %d rows enriched (%.2f%%)", tt.file, n, len(cities), 100*rate)
+			if rate < tt.min {
+				t.Errorf("%d of %d rows enriched (%.2f%%), want at least %.1f%%", n, len(cities), 100*rate, 100*tt.min)
+			}
+		})
+	}
+}
+
+// mustBeTidyAltNames checks the alternate names of a city: none empty or
+// folding to nothing, none folding like its name or another of them, none
+// absurdly long.
+func mustBeTidyAltNames(tb testing.TB, c *search.City) {
+	tb.Helper()
+	seen := map[string]bool{c.Slug: true}
+	for _, a := range c.AltNames {
+		s := search.Slug(a)
+		if s == "" || seen[s] || utf8.RuneCountInString(a) > importer.MaxAltNameRunes || strings.Contains(a, "://") {
+			tb.Fatalf("%s: alternate name %q folds to nothing, repeats a slug or is too long, in %q", c.Name, a, c.AltNames)
+		}
+		seen[s] = true
+	}
+}
+
+func TestEnrichCompletesTheSmallDataset(t *testing.T) {
+	cities, _ := mustEnrichFile(t, mustGazetteer(t), search.Small, "world-cities.csv")
+	for i := range cities {
+		mustBeTidyAltNames(t, &cities[i])
+	}
+	for _, tt := range []struct {
+		id       uint32
+		name     string
+		minPop   int64
+		subcount string
+		alt      []string
+	}{
+		{2643743, "London", 7_000_000, "England", []string{"Londres", "Лондон", "ロンドン"}},
+		{2886242, "Köln", 900_000, "North Rhine-Westphalia", []string{"Cologne", "Кёльн", "Koeln"}},
+		{524901, "Moscow", 10_000_000, "Moscow", []string{"Москва", "Moskva"}},
+		{1850147, "Tokyo", 8_000_000, "Tokyo", []string{"東京", "Tokio"}},
+		{3448439, "São Paulo", 10_000_000, "Sao Paulo", []string{"Sao Paulo", "Sampa"}},
+	} {
+		c := findFirst(t, cities, tt.name, func(c *search.City) bool { return c.ID == tt.id })
+		if c.Name != tt.name || c.Population < tt.minPop || !c.HasLocation || c.Subcountry != tt.subcount || c.Region != "" {
+			t.Errorf("%s = %+v, want its population, location and subcountry %q", tt.name, c, tt.subcount)
+		}
+		// A name that folds like the city's own or like another that
+		// comes first is left out, and found through it.
+		for _, a := range tt.alt {
+			s := search.Slug(a)
+			if s != c.Slug && !slices.ContainsFunc(c.AltNames, func(n string) bool { return search.Slug(n) == s }) {
+				t.Errorf("%s's alternate names %q have none that folds like %q", tt.name, c.AltNames, a)
+			}
+		}
+	}
+	// A place newer than the 2013 file stays as it was.
+	c := findCity(t, cities, "Cranbourne East")
+	if c.Population != 0 || c.HasLocation || c.AltNames != nil {
+		t.Errorf("Cranbourne East = %+v, want it as the file has it", c)
+	}
+}
+
+// The join by country and name finds the place that the id finds: with the
+// ids of every other row of the 2016 file hidden, the rows that the ids
+// join get the same place by name, or none; never another one but in a
+// few cases of two places with one name in one subcountry.
+func TestEnrichByNameAgreesWithTheIDs(t *testing.T) {
+	g := mustGazetteer(t)
+	byID, _ := mustEnrichFile(t, g, search.Small, "world-cities-2016.csv")
+	cities, _ := mustReadFile(t, search.Small, datasetPath(t, "world-cities-2016.csv"), importer.ReaderOptions{})
+	for i := 1; i < len(cities); i += 2 {
+		cities[i].ID = 0
+	}
+	byName, _ := mustEnrich(t, g, cities...)
+	same, other, none := 0, 0, 0
+	for i := 1; i < len(cities); i += 2 {
+		want, got := byID[i], byName[i]
+		switch {
+		case !want.HasLocation:
+		case !got.HasLocation:
+			none++
+		case got.Lat == want.Lat && got.Lon == want.Lon:
+			same++
+		default:
+			other++
+		}
+	}
+	t.Logf("by name: %d the same place, %d another, %d none", same, other, none)
+	if total := same + other + none; same < total*97/100 || other > total/100 {
+		t.Errorf("by name: %d the same place as by id, %d another, %d none; want 97%% the same, at most 1%% another", same, other, none)
+	}
+}
+
+func TestEnrichJoinsLocatedCitiesByNameAndDistance(t *testing.T) {
+	koln := kolnRow()
+	g := mustGazetteerOf(t,
+		koln,
+		koln.with("geonameid", "2").with("name", "Springfield").with("asciiname", "Springfield").with("alternatenames", "").
+			with("country code", "US").with("latitude", "39.8").with("longitude", "-89.64").with("population", "116000").with("admin1 code", "IL"),
+		koln.with("geonameid", "3").with("name", "Springfield").with("asciiname", "Springfield").with("alternatenames", "Sprinkfild").
+			with("country code", "US").with("latitude", "39.9").with("longitude", "-89.64").with("population", "1000").with("admin1 code", "IL"),
+		koln.with("geonameid", "4").with("name", "Montagne").with("feature class", "T"),
+	)
+	if g.Len() != 3 {
+		t.Errorf("gazetteer holds %d places, want 3 (not the mountain)", g.Len())
+	}
+	city := func(name, code, region string, lat, lon float64, pop int64) search.City {
+		return search.City{Name: name, Slug: search.Slug(name), CountryCode: code, Region: region, Lat: lat, Lon: lon, HasLocation: true, Population: pop}
+	}
+	tests := []struct {
+		name     string
+		city     search.City
+		wantPop  int64
+		wantReg  string
+		wantAlts []string
+	}{
+		{"Köln near its place", city("Köln", "de", "07", 50.94, 6.96, 0), 963395, "07", []string{"Koeln", "Cologne", "Colonia", "Кёльн", "ケルン"}},
+		{"its ASCII name", city("Koeln", "de", "07", 50.94, 6.96, 0), 963395, "07", []string{"Köln", "Cologne", "Colonia", "Кёльн", "ケルン"}},
+		{"an unknown region filled", city("Koln", "de", "00", 50.94, 6.96, 0), 963395, "07", []string{"Koeln", "Cologne", "Colonia", "Кёльн", "ケルン"}},
+		{"its own population kept", city("Köln", "de", "", 50.94, 6.96, 1_000_000), 1_000_000, "07", []string{"Koeln", "Cologne", "Colonia", "Кёльн", "ケルン"}},
+		{"too far", city("Köln", "de", "07", 50.5, 6.95, 0), 0, "07", nil},
+		{"another country", city("Köln", "at", "07", 50.94, 6.96, 0), 0, "07", nil},
+		{"an alternate name is not a join", city("Cologne", "de", "07", 50.94, 6.96, 0), 0, "07", nil},
+		{"the nearest of two", city("Springfield", "us", "IL", 39.89, -89.6, 0), 1000, "IL", []string{"Sprinkfild"}},
+		{"the other one", city("Springfield", "us", "IL", 39.81, -89.6, 0), 116000, "IL", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n := mustEnrich(t, g, tt.city)
+			c := got[0]
+			if c.Population != tt.wantPop || c.Region != tt.wantReg || !slices.Equal(c.AltNames, tt.wantAlts) || n != min(1, int(tt.wantPop)) && tt.wantPop != tt.city.Population {
+				t.Errorf("got %+v (%d enriched), want population %d, region %q, alternate names %q", c, n, tt.wantPop, tt.wantReg, tt.wantAlts)
+			}
+			if c.Lat != tt.city.Lat || c.Lon != tt.city.Lon {
+				t.Errorf("location moved: %+v", c)
+			}
+		})
+	}
+}
+
+func TestEnrichJoinsOKFNRowsByIDThenNameInTheirSubcountry(t *testing.T) {
+	row := func(id, name, admin1, pop, lat string) gnRow {
+		return kolnRow().with("geonameid", id).with("name", name).with("asciiname", name).with("alternatenames", "").
+			with("country code", "BR").with("admin1 code", admin1).with("population", pop).with("latitude", lat)
+	}
+	g := mustGazetteerOf(t,
+		row("1", "Teresina", "20", "800000", "-5"),
+		row("2", "Salvador", "05", "2700000", "-13"),
+		row("3", "Bonito", "05", "15000", "-11"), // in Bahia
+		row("4", "Bonito", "11", "20000", "-21"), // in Mato Grosso do Sul
+		row("5", "Bonito", "13", "50000", "-2"),  // in Maranhão, unknown to the okfn rows
+		row("6", "Sobradinho", "05", "19000", "-12"),
+		row("7", "Pedro II", "20", "30000", "-4").with("alternatenames", "Matões"),
+		row("8", "Caxias", "13", "150000", "-4.8"),
+		row("9", "Caxias", "13", "1000", "-4.9"),
+	)
+	okfn := func(name, sub string, id uint32) search.City {
+		return search.City{ID: id, Name: name, Slug: search.Slug(name), Country: "Brazil", CountryCode: "br", Subcountry: sub}
+	}
+	cities, n := mustEnrich(t, g,
+		okfn("Teresina", "Piaui", 1),               // by id: 20 is Piauí
+		okfn("Salvador", "Bahia", 2),               // by id: 05 is Bahia
+		okfn("Bonito", "Bahia", 99),                // by name, in its subcountry though smaller
+		okfn("Sobradinho", "Federal District", 98), // by name, but 05 is Bahia: none
+		okfn("Matões", "Piaui", 97),                // by an alternate name
+		okfn("Caxias", "Maranhao", 96),             // unknown subcountry: the most populous
+		okfn("Bonito", "Pernambuco", 95),           // only the one of an unknown admin1 code is left
+		okfn("Nowhere", "Bahia", 94),
+	)
+	want := []int64{800000, 2700000, 15000, 0, 30000, 150000, 50000, 0}
+	for i, c := range cities {
+		if c.Population != want[i] || c.HasLocation != (want[i] > 0) {
+			t.Errorf("%s (%s) = %+v, want population %d", c.Name, c.Subcountry, c, want[i])
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d enriched, want 6", n)
+	}
+}
+
+func TestEnrichKeepsTidyAlternateNames(t *testing.T) {
+	long := strings.Repeat("Ciudad de la Santísima Trinidad ", 4)
+	g := mustGazetteerOf(t, kolnRow().with("alternatenames",
+		"Cologne,COLOGNE,Köln,---,"+long+",http://de.wikipedia.org/wiki/K%C3%B6ln,Colonia Agrippina,Кёльн,ケルン,科隆"))
+	got, _ := mustEnrich(t, g, search.City{ID: 2886242, Name: "Koln", Slug: "koln", CountryCode: "de"})
+	want := []string{"Koeln", "Cologne", "Colonia Agrippina", "Кёльн", "ケルン", "科隆"}
+	if !slices.Equal(got[0].AltNames, want) {
+		t.Errorf("alternate names %q, want %q", got[0].AltNames, want)
+	}
+	// A city named like one of the alternate names keeps the place's name.
+	got, _ = mustEnrich(t, g, search.City{ID: 2886242, Name: "Cologne", Slug: "cologne", CountryCode: "de"})
+	if want := []string{"Köln", "Koeln", "Colonia Agrippina", "Кёльн", "ケルン", "科隆"}; !slices.Equal(got[0].AltNames, want) {
+		t.Errorf("alternate names of Cologne %q, want %q", got[0].AltNames, want)
+	}
+}
+
+func TestOpenGazetteerFailsOnBadFiles(t *testing.T) {
+	data, err := os.ReadFile(datasetPath(t, "geonames-cities1000.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := mustWriteFile(t, "truncated.txt.gz", data[:len(data)/2])
+	var garbage strings.Builder
+	for i := range 100 {
+		if i%10 == 9 {
+			garbage.WriteString("not a row\n")
+			continue
+		}
+		garbage.WriteString(kolnRow().String())
+	}
+	tests := []struct {
+		name string
+		path string
+		want error
+	}{
+		{"missing", filepath.Join(t.TempDir(), "missing.txt"), os.ErrNotExist},
+		{"the okfn csv", datasetPath(t, "world-cities.csv"), importer.ErrHeader},
+		{"a MaxMind file", datasetPath(t, "worldcitiespop-sample.txt"), importer.ErrHeader},
+		{"a truncated gzip", truncated, nil},
+		{"a gzip of nothing", mustWriteFile(t, "empty.gz", mustGzip(t, nil)), importer.ErrHeader},
+		{"many bad rows", mustWriteFile(t, "bad.txt", []byte(garbage.String())), importer.ErrMalformedRow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := importer.OpenGazetteer(tt.path)
+			if err == nil {
+				t.Fatalf("read %d places, want an error", g.Len())
+			}
+			if !strings.Contains(err.Error(), tt.path) || strings.Count(err.Error(), tt.path) > 1 {
+				t.Errorf("err = %v, want it to name %s once", err, tt.path)
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+			mustBeShortAndSafe(t, err.Error())
+		})
+	}
+}
+
+// An import enriched on its workers stores what the enrichment of the
+// sequential reader gives.
+func TestImportEnrichesAsTheSequentialReader(t *testing.T) {
+	g := mustGazetteer(t)
+	for _, tt := range []struct {
+		dataset  search.Dataset
+		file     string
+		prefixes []string
+	}{
+		{search.Small, "world-cities.csv", []string{"lon", "par", "new", "san"}},
+		{search.Large, "worldcitiespop-100k.txt.gz", []string{"kol", "lon", "tok", "san"}},
+		{search.Large, "worldcitiespop-excerpt-rs.txt", []string{"nis", "nov", "bel"}},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			store := memory.New()
+			sum := mustImport(t, store, datasetPath(t, tt.file), importer.Options{Dataset: tt.dataset, Enrich: g})
+			cities, n := mustEnrichFile(t, g, tt.dataset, tt.file)
+			if sum.Enriched != n || n == 0 {
+				t.Errorf("import enriched %d rows, the sequential reader %d", sum.Enriched, n)
+			}
+			if !strings.Contains(sum.String(), " enriched from GeoNames") {
+				t.Errorf("summary %q does not say how many rows were enriched", sum)
+			}
+			want := memory.New()
+			if _, err := want.Load(t.Context(), tt.dataset, &search.SliceReader{Cities: cities}, search.LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, prefix := range tt.prefixes {
+				q := search.Query{Dataset: tt.dataset, Prefix: prefix, Limit: search.MaxLimit}
+				got, err := store.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exp, err := want.Search(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.EqualFunc(got, exp, func(a, b search.Found) bool { return a.Equal(&b.City) && a.Key == b.Key }) {
+					t.Errorf("search %s: %+v\nwant %+v", prefix, got, exp)
+				}
+			}
+		})
+	}
+}
+
+func TestEnrichFindsKolnByCologneOnTheLargeDataset(t *testing.T) {
+	cities, _ := mustEnrichFile(t, mustGazetteer(t), search.Large, "worldcitiespop-100k.txt.gz")
+	koln := findFirst(t, cities, "Köln in Germany", func(c *search.City) bool { return c.Slug == "koln" && c.CountryCode == "de" })
+	if !slices.Contains(koln.AltNames, "Cologne") {
+		t.Errorf("Köln = %+v, want Cologne among its alternate names", koln)
+	}
+}

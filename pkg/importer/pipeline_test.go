@@ -1,0 +1,168 @@
+package importer_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// readResult is everything a reader says about a file: each Read's city or
+// error, then its stats.
+type readResult struct {
+	cities []search.City
+	err    string // the error that ended the read, "" for io.EOF
+	stats  importer.ReadStats
+}
+
+func readAllOf(r rowReader) readResult {
+	var res readResult
+	for {
+		c, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			res.err = err.Error()
+			break
+		}
+		res.cities = append(res.cities, c)
+	}
+	res.stats = r.Stats()
+	return res
+}
+
+// pipelineShapes are the worker counts and batch sizes the parallel
+// reader is checked with: one line per batch, batches that cut a file
+// anywhere, and the real size.
+var pipelineShapes = []struct{ workers, lines int }{{1, 1}, {2, 3}, {3, 7}, {2, 1024}}
+
+// mustReadAlike checks that the parallel reader of an import reads data
+// exactly as the format's sequential reader does: the same cities in the
+// same order, the same rejections, the same end and the same counts.
+func mustReadAlike(t *testing.T, f importer.Format, data []byte, opts importer.ReaderOptions) readResult {
+	t.Helper()
+	shapes := pipelineShapes
+	if len(data) > 1<<20 {
+		shapes = shapes[len(shapes)-1:] // small batches take long on a large file
+	}
+	seq, seqErr := newFormatReader(f, bytes.NewReader(data), opts)
+	var want readResult
+	if seqErr == nil {
+		want = readAllOf(seq)
+	}
+	for _, shape := range shapes {
+		par, err := importer.NewParallelReader(f, bytes.NewReader(data), opts, shape.workers, shape.lines)
+		if (err == nil) != (seqErr == nil) || (err != nil && err.Error() != seqErr.Error()) {
+			t.Fatalf("%d workers, %d lines a batch: opening: %v, sequential: %v", shape.workers, shape.lines, err, seqErr)
+		}
+		if err != nil {
+			continue
+		}
+		got := readAllOf(par)
+		par.Close()
+		if !sameRead(got, want) {
+			t.Fatalf("%d workers, %d lines a batch: read\n%s\nthe sequential reader read\n%s", shape.workers, shape.lines, got, want)
+		}
+	}
+	return want
+}
+
+func sameRead(a, b readResult) bool {
+	if len(a.cities) != len(b.cities) || a.err != b.err || !reflect.DeepEqual(a.stats, b.stats) {
+		return false
+	}
+	for i := range a.cities {
+		if !a.cities[i].Equal(&b.cities[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r readResult) String() string {
+	return fmt.Sprintf("%d cities, ending in %q, stats %+v", len(r.cities), r.err, r.stats)
+}
+
+func TestParallelReaderReadsAsTheSequentialOne(t *testing.T) {
+	files := []struct {
+		format importer.Format
+		path   string
+	}{
+		{importer.FormatOKFN, "testdata/okfn-malformed.csv"},
+		{importer.FormatOKFN, "testdata/okfn-bom-crlf.csv"},
+		{importer.FormatOKFN, "testdata/okfn-duplicates.csv"},
+		{importer.FormatOKFN, "testdata/okfn-bad-header.csv"},
+		{importer.FormatMaxMind, "testdata/maxmind-malformed.txt"},
+		{importer.FormatMaxMind, "testdata/maxmind-utf8.txt"},
+		{importer.FormatMaxMind, "testdata/maxmind-gzipped.dat"},
+		{importer.FormatOKFN, datasetPath(t, "world-cities.csv")},
+		{importer.FormatOKFN, datasetPath(t, "world-cities-2016.csv")},
+		{importer.FormatMaxMind, datasetPath(t, "worldcitiespop-excerpt-rs.txt")},
+		{importer.FormatMaxMind, datasetPath(t, "worldcitiespop-sample.txt")},
+		{importer.FormatGeoNames, datasetPath(t, "geonames-cities1000.txt.gz")},
+	}
+	for _, file := range files {
+		data := mustLoadPath(t, file.path)
+		options := []importer.ReaderOptions{{}, {Strict: true}, {MaxReported: 3}}
+		if !strings.HasPrefix(file.path, "testdata/") {
+			options = options[:1] // the real files have no malformed rows
+		}
+		for _, opts := range options {
+			t.Run(fmt.Sprintf("%s strict=%v max=%d", file.path[strings.LastIndex(file.path, "/")+1:], opts.Strict, opts.MaxReported), func(t *testing.T) {
+				mustReadAlike(t, file.format, data, opts)
+			})
+		}
+	}
+}
+
+func TestParallelReaderReadsHostileLinesAsTheSequentialOne(t *testing.T) {
+	long := strings.Repeat("x", importer.MaxLine+10)
+	var unknown strings.Builder // more unknown country codes than a summary lists
+	for c := 'a'; c <= 'z'; c++ {
+		fmt.Fprintf(&unknown, "q%c,town,Town,01,,1,1\n", c)
+	}
+	for _, tt := range []struct {
+		name   string
+		format importer.Format
+		data   string
+	}{
+		{"okfn with long and blank lines", importer.FormatOKFN,
+			"name,country,subcountry,geonameid\n\nTirana,Albania,Tirana,1\n" + long + "\n\r\n\"Open,Albania\nDurrës,Albania,Durrës,2"},
+		{"okfn with a long last line", importer.FormatOKFN, "name,country,subcountry,geonameid\nTirana,Albania,Tirana,1\n" + long},
+		{"MaxMind with unknown countries", importer.FormatMaxMind,
+			"Country,City,AccentCity,Region,Population,Latitude,Longitude\n" + unknown.String() + "zz,x,\n" + unknown.String()},
+		{"GeoNames with bad rows", importer.FormatGeoNames,
+			kolnRow().String() + "\n" + kolnRow().with("latitude", "x").String() + long + "\n" + kolnRow().with("country code", "QQ").String()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, opts := range []importer.ReaderOptions{{}, {Strict: true}, {MaxReported: 1}} {
+				mustReadAlike(t, tt.format, []byte(tt.data), opts)
+			}
+		})
+	}
+}
+
+func TestParallelReaderStopsWhenClosed(t *testing.T) {
+	data := mustLoadPath(t, datasetPath(t, "worldcitiespop-excerpt-rs.txt"))
+	r, err := importer.NewParallelReader(importer.FormatMaxMind, bytes.NewReader(data), importer.ReaderOptions{}, 2, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, err := r.Read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	r.Close()
+	if _, err := r.Read(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("Read after Close: %v, want an error", err)
+	}
+}
