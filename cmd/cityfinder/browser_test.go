@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
@@ -88,10 +89,17 @@ func TestBrowserDemoPage(t *testing.T) {
 		}},
 		{"text and controls have enough contrast, light", func(t *testing.T) {
 			p.assertContrast(t, "as the page opens")
-			// From the input, Shift+Tab goes to the chosen dataset: its
-			// focus ring counts as a control too.
-			p.do(t, chromedp.Focus(chromedp.ID("q")), chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
-			if got := p.eval(t, `document.activeElement.value + " " + document.activeElement.matches(":focus-visible")`); got != "small true" {
+			// From the input, Shift+Tab goes to the location button, then
+			// to the chosen dataset: their focus rings count as controls too.
+			back := chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))
+			focused := `(document.activeElement.id || document.activeElement.value) + " " + document.activeElement.matches(":focus-visible")`
+			p.do(t, chromedp.Focus(chromedp.ID("q")), back)
+			if got := p.eval(t, focused); got != "locate true" {
+				t.Fatalf("after Shift+Tab the focus is on %q, want the location button, focus-visible", got)
+			}
+			p.assertContrast(t, "the location button focused")
+			p.do(t, back)
+			if got := p.eval(t, focused); got != "small true" {
 				t.Fatalf("after Shift+Tab the focus is on %q, want the small choice, focus-visible", got)
 			}
 			p.assertContrast(t, "the dataset choice focused")
@@ -155,17 +163,55 @@ func TestBrowserDemoPage(t *testing.T) {
 				t.Errorf("first suggestion for lon = %q, want London in the United Kingdom", got)
 			}
 		}},
-		{"importing the large dataset enables it at the next visit", func(t *testing.T) {
+		{"the location button puts nearby cities first, with their distance", func(t *testing.T) {
+			if !enriched {
+				t.Skip("the import has no --geonames yet: without coordinates, no city has a distance")
+			}
+			p.typeText(t, "san", 0)
+			p.waitOptions(t, 10)
+			for _, r := range p.log.since(p.opened) {
+				if strings.Contains(r.url, "lat=") {
+					t.Errorf("%s: the page sent a location before the button was pressed", r.url)
+				}
+			}
+			// In Santiago de Chile.
+			p.do(t, allowLocation(base), emulateLocation(-33.4489, -70.6693))
+			sent := p.log.len()
+			p.do(t, chromedp.Click(chromedp.ID("locate")))
+			p.waitFor(t, "a Chilean city first, with its distance",
+				`/ · Chile · [\d.,]+ km$/.test(document.querySelector("#suggestion-0 .option-where")?.textContent ?? "")`)
+			if got := p.eval(t, `document.getElementById("locate").getAttribute("aria-pressed")`); got != "true" {
+				t.Errorf("the location button's aria-pressed = %q, want true", got)
+			}
+			if reqs := p.log.since(sent); len(reqs) != 1 || !strings.Contains(reqs[0].url, "lat=-33.45&lon=-70.67") {
+				t.Errorf("searches after the button = %v, want one with the location rounded to 2 decimals", reqs)
+			}
+			p.assertListFits(t, true)
+			p.assertContrast(t, "near the user")
+			p.screenshot(t, "desktop-location")
+
+			p.do(t, chromedp.Click(chromedp.ID("locate")))
+			p.waitFor(t, "the distances gone", `!/ km$/.test(document.querySelector("#suggestion-0 .option-where")?.textContent ?? " km")`)
+			if got := p.eval(t, `document.getElementById("locate").getAttribute("aria-pressed")`); got != "false" {
+				t.Errorf("pressed again, the location button's aria-pressed = %q, want false", got)
+			}
+		}},
+		{"once the large dataset is imported, a click on it chooses it", func(t *testing.T) {
 			mustRunCLI(t, "import", "--dataset", "large", "--file", large, "--data-dir", dir)
 			poll.Until(t, 5*time.Second, "serve to pick up the large dataset", func() bool {
 				_, body := get(t, base+"/config")
 				return strings.Contains(body, `{"name":"large","available":true`)
 			})
-			p.open(t, base+"/")
-			p.waitStatus(t, "Type at least 3 letters")
-			if got := p.datasetChoice(t, "large"); got != "enabled|unchecked|every place" {
-				t.Errorf("the large choice = %q, want it enabled", got)
+			configs := p.log.count("/config")
+			p.do(t, chromedp.Click(chromedp.CSS(`input[value="large"] + span`)))
+			p.waitFor(t, "the large choice enabled and chosen", `document.querySelector('input[value="large"]').checked`)
+			if got := p.datasetChoice(t, "large"); got != "enabled|checked|every place" {
+				t.Errorf("the large choice = %q, want it enabled and chosen", got)
 			}
+			if got := p.log.count("/config"); got != configs+1 {
+				t.Errorf("the click read /config %d times, want once", got-configs)
+			}
+			p.do(t, chromedp.Click(chromedp.CSS(`input[value="small"] + span`)))
 		}},
 		{"switching to the large dataset changes the results", func(t *testing.T) {
 			p.typeText(t, "san", 0)
@@ -429,6 +475,28 @@ func importHasFlag(name string) bool {
 	return err == nil && cmd.Flags().Lookup(name) != nil
 }
 
+// allowLocation lets the pages of origin have the user's location without
+// asking, as if the user had allowed it.
+func allowLocation(origin string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: "geolocation"}, Setting: browser.PermissionSettingGranted, Origin: origin,
+		})
+		return chromedp.Void{}, err
+	}
+}
+
+// emulateLocation makes the browser report the user at lat, lon.
+func emulateLocation(lat, lon float64) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		accuracy := 10.0
+		_, err := cdp.Call(ctx, t, emulation.SetGeolocationOverride, emulation.SetGeolocationOverrideParams{
+			Latitude: &lat, Longitude: &lon, Accuracy: &accuracy,
+		})
+		return chromedp.Void{}, err
+	}
+}
+
 // emulateColorScheme makes the page see prefers-color-scheme: scheme.
 func emulateColorScheme(scheme string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
@@ -660,8 +728,8 @@ type contrast struct {
 // contrastJS computes, from computed styles, the WCAG 2.x contrast ratio
 // of every text shown (4.5:1, or 3:1 for large text) and of what marks out
 // each control and its state (3:1): the input's border and focus ring, the
-// dataset choices' borders and focus ring, the list's border, the active
-// option's bar. A colour with alpha is composited over the background
+// location button's border and focus ring, the dataset choices' borders and
+// focus ring, the list's border, the active option's bar. A colour with alpha is composited over the background
 // behind it: the element's background and its ancestors', walked up to the
 // first opaque one. Disabled choices are exempt, as WCAG exempts inactive
 // controls.
@@ -736,6 +804,11 @@ const contrastJS = `(() => {
 		if (cs.outlineStyle !== "none" && parseFloat(cs.outlineWidth) > 0) add("control", what + " focus ring", parse(cs.outlineColor), [background(el.parentElement)], 3);
 	};
 	edge(q, "#q");
+	const locate = document.getElementById("locate");
+	if (shown(locate)) {
+		edge(locate, "#locate" + (locate.getAttribute("aria-pressed") === "true" ? " (pressed)" : ""));
+		if (locate.matches(":focus-visible")) ring(locate, "#locate");
+	}
 	if (document.activeElement === q) ring(q, "#q");
 	for (const radio of document.querySelectorAll('input[name="dataset"]:enabled')) {
 		const box = radio.nextElementSibling;

@@ -30,11 +30,16 @@
   // meant for whoever runs it.
   const UNAVAILABLE = "Search is unavailable right now. Try again in a moment.";
   const UNREACHABLE = "The server could not be reached. Check your connection and try again.";
+  // The location goes to the server rounded to this many decimals (about
+  // a kilometre): enough to put nearby cities first, and no more precise
+  // than that needs.
+  const LOCATION_DECIMALS = 2;
 
   const $ = (id) => document.getElementById(id);
   const form = $("search");
   const input = $("q");
   const list = $("suggestions");
+  const locate = $("locate");
   const status = $("status");
   const details = $("details");
   const detailsName = $("details-name");
@@ -121,7 +126,8 @@
   const state = {
     seq: 0, // the latest query asked for
     shown: 0, // the query whose answer is on screen
-    want: null, // {text, dataset, seq}: waiting for the pacer
+    near: null, // {lat, lon}: where the user is, once they asked for it
+    want: null, // {text, dataset, near, seq}: waiting for the pacer
     inflight: null, // {controller, seq}
     results: [],
     active: -1,
@@ -232,10 +238,17 @@
     parent.append(chars.slice(0, start).join(""), mark, chars.slice(end).join(""));
   }
 
-  // where names the city's region and country. Region codes ("Q6", "07")
-  // mean nothing to people: only a region's name is shown.
+  // where names the city's region and country, and how far it is when the
+  // search was near the user. Region codes ("Q6", "07") mean nothing to
+  // people: only a region's name is shown.
   function where(city) {
-    return [city.subcountry, city.country].filter(Boolean).join(" · ");
+    return [city.subcountry, city.country, distance(city)].filter(Boolean).join(" · ");
+  }
+
+  function distance(city) {
+    const km = city.distance_km;
+    if (typeof km !== "number") return "";
+    return km < 10 ? `${km.toFixed(1)} km` : `${Math.round(km).toLocaleString("en")} km`;
   }
 
   // matchedName is the other name of the city that the query matched
@@ -330,6 +343,7 @@
     const alt = matchedName(city);
     if (alt) rows.push(["Also called", alt.name]);
     if (city.population) rows.push(["Population", city.population.toLocaleString("en")]);
+    if (distance(city)) rows.push(["Distance", `${distance(city)} from you`]);
     if (typeof city.lat === "number" && typeof city.lon === "number") {
       rows.push(["Coordinates", `${coordinate(city.lat, "N", "S")}, ${coordinate(city.lon, "E", "W")}`]);
     }
@@ -410,7 +424,7 @@
       return;
     }
     const seq = ++state.seq;
-    const want = { text, dataset: dataset(), seq };
+    const want = { text, dataset: dataset(), near: state.near, seq };
     const cached = cache.get(cacheKey(want));
     if (cached) {
       state.want = null;
@@ -423,7 +437,8 @@
   }
 
   function cacheKey(want) {
-    return `${want.dataset}\n${want.text}`;
+    const near = want.near ? `${want.near.lat},${want.near.lon}` : "";
+    return `${want.dataset}\n${near}\n${want.text}`;
   }
 
   function remember(want, cities) {
@@ -459,6 +474,10 @@
     const settle = pacer.start(performance.now());
     note("Searching…");
     const params = new URLSearchParams({ q: want.text, dataset: want.dataset });
+    if (want.near) {
+      params.set("lat", want.near.lat);
+      params.set("lon", want.near.lon);
+    }
     let resp = null;
     let body = null;
     try {
@@ -566,6 +585,40 @@
   });
 
   input.addEventListener("blur", closeList);
+
+  // The location button asks the browser where the user is, only when
+  // pressed (never on load), and puts nearby cities first from then on;
+  // pressed again, it forgets the location.
+  locate.addEventListener("click", () => {
+    if (locate.getAttribute("aria-busy") === "true") return;
+    if (state.near) {
+      useLocation(null);
+      return;
+    }
+    locate.setAttribute("aria-busy", "true");
+    note("Finding where you are…");
+    navigator.geolocation.getCurrentPosition(
+      (pos) => {
+        locate.removeAttribute("aria-busy");
+        const round = (v) => Number(v.toFixed(LOCATION_DECIMALS));
+        useLocation({ lat: round(pos.coords.latitude), lon: round(pos.coords.longitude) });
+      },
+      (err) => {
+        locate.removeAttribute("aria-busy");
+        if (err.code === err.PERMISSION_DENIED) setStatus("Your location was not shared, so cities are not sorted by distance.");
+        else setStatus("Your location could not be found. Try again in a moment.", "error");
+      },
+      { maximumAge: 10 * 60 * 1000, timeout: 15 * 1000 },
+    );
+  });
+
+  function useLocation(near) {
+    state.near = near;
+    locate.setAttribute("aria-pressed", String(near !== null));
+    if (letters(input.value.trim()) >= config.minLetters) ask();
+    else if (near) setStatus("Cities near you will come first.");
+    else hint();
+  }
   // The list can be open without the focus in the input (after a switch of
   // dataset): a press anywhere else closes it.
   document.addEventListener("pointerdown", (e) => {
@@ -574,6 +627,17 @@
   form.addEventListener("submit", (e) => e.preventDefault());
   form.addEventListener("change", (e) => {
     if (e.target.name === "dataset") ask();
+  });
+  // A click on a dataset that is not available asks /config again: it may
+  // have been imported since, and then it is chosen as the click meant.
+  form.addEventListener("click", async (e) => {
+    const radio = e.target.closest(".dataset")?.querySelector("input");
+    if (!radio || !radio.disabled) return;
+    await loadConfig();
+    if (radio.disabled) return;
+    radio.checked = true;
+    if (letters(input.value.trim()) >= config.minLetters) ask();
+    else hint();
   });
 
   // loadConfig reads /config: the rate limit, the query limits, and which
@@ -620,6 +684,10 @@
     if (letters(input.value.trim()) >= config.minLetters) ask(); // a value the browser restored
     else hint();
   }
+
+  // Browsers give the location only to pages from a secure origin
+  // (https, or this machine).
+  locate.hidden = !(window.isSecureContext && "geolocation" in navigator);
 
   window.addEventListener("resize", fitList);
   window.addEventListener("scroll", fitList, { passive: true });
