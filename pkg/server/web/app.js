@@ -365,8 +365,12 @@
   // --- searching -----------------------------------------------------------
 
   function letters(text) {
-    // Letters and decimal digits, as the server counts them (unicode.IsLetter, IsDigit).
-    return (text.match(/[\p{L}\p{Nd}]/gu) || []).length;
+    // The server counts the letters of the folded text: a Chinese,
+    // Japanese or Korean character folds to a syllable of two or more
+    // letters ("東京" is "dong-jing"), any other letter or digit to one.
+    const all = (text.match(/[\p{L}\p{Nd}]/gu) || []).length;
+    const syllables = (text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu) || []).length;
+    return all + syllables;
   }
 
   function dataset() {
