@@ -66,14 +66,15 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 	}
 	defer store.Close()
 	var progress importer.Progress
+	var phase func(string)
 	var bar *progressBar
 	if isTerminal(stderr) {
 		if bar, err = newProgressBar(stderr, path, "importing "+string(d)); err != nil {
 			return err
 		}
-		progress = bar
+		progress, phase = bar, bar.Phase
 	}
-	sum, err := importer.ImportFile(ctx, store, path, importer.Options{Dataset: d, Strict: opts.Strict, Progress: progress})
+	sum, err := importer.ImportFile(ctx, store, path, importer.Options{Dataset: d, Strict: opts.Strict, Progress: progress, Phase: phase})
 	if bar != nil {
 		bar.Finish() // clear the bar before the rejections and the summary
 	}

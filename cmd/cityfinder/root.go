@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -96,9 +94,4 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

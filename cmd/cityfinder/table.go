@@ -87,6 +87,22 @@ func runeWidth(r rune) int {
 	return 1
 }
 
+// truncateWidth cuts s to at most n terminal columns, ending in "..."
+// when it cuts (ASCII: "…" is two columns wide on some terminals).
+func truncateWidth(s string, n int) string {
+	if displayWidth(s) <= n {
+		return s
+	}
+	w := 0
+	for i, r := range s {
+		if w+runeWidth(r) > n-3 {
+			return s[:i] + "..."
+		}
+		w += runeWidth(r)
+	}
+	return s
+}
+
 // thousands formats n with a comma between each group of three digits:
 // 14804116 is "14,804,116".
 func thousands(n int64) string {

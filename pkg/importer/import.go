@@ -38,6 +38,9 @@ type Options struct {
 	Strict bool
 	// Progress, when not nil, hears how far the import has got.
 	Progress Progress
+	// Phase, when not nil, hears each step the store takes after the last
+	// row is read (see search.LoadOptions.Phase).
+	Phase func(name string)
 	// MaxReported is how many malformed rows Summary keeps;
 	// 0 means DefaultMaxReported.
 	MaxReported int
@@ -153,7 +156,7 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	if opts.Progress != nil {
 		cr = &progressReader{rowReader: rr, in: in, p: opts.Progress}
 	}
-	ls, err := store.Load(ctx, opts.Dataset, cr, search.LoadOptions{Source: opts.Source})
+	ls, err := store.Load(ctx, opts.Dataset, cr, search.LoadOptions{Source: opts.Source, Phase: opts.Phase})
 	st := rr.Stats()
 	sum.Read = st.Rows
 	sum.Rejected = st.Rejected
