@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -92,6 +93,25 @@ func TestVersionFlag(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"-v"}} {
 		if got := mustRunCLI(t, args...); got != want {
 			t.Errorf("cityfinder %s printed %q, want %q as version does", args[0], got, want)
+		}
+	}
+}
+
+func TestBuildVersion(t *testing.T) {
+	installed := &debug.BuildInfo{Main: debug.Module{Path: "github.com/cityfinder/cityfinder", Version: "v1.2.3"}}
+	fromCheckout := &debug.BuildInfo{Main: debug.Module{Path: "github.com/cityfinder/cityfinder", Version: "(devel)"}}
+	for _, tc := range []struct {
+		name, ldflags string
+		bi            *debug.BuildInfo
+		want          string
+	}{
+		{"make build", "v1.2.3-4-gabcdef", fromCheckout, "v1.2.3-4-gabcdef"},
+		{"go install at a version", "dev", installed, "v1.2.3"},
+		{"go build in a checkout", "dev", fromCheckout, "dev"},
+		{"no build information", "dev", nil, "dev"},
+	} {
+		if got := buildVersion(tc.ldflags, tc.bi); got != tc.want {
+			t.Errorf("%s: version %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

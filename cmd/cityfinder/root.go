@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -75,7 +76,20 @@ func newVersionCmd() *cobra.Command {
 
 // versionLine is what version and --version print.
 func versionLine() string {
-	return fmt.Sprintf("cityfinder %s\n", version)
+	bi, _ := debug.ReadBuildInfo()
+	return fmt.Sprintf("cityfinder %s\n", buildVersion(version, bi))
+}
+
+// buildVersion is the version set with -ldflags (make build), else the
+// module's version that `go install …@v1.2.3` records, else "dev".
+func buildVersion(ldflags string, bi *debug.BuildInfo) string {
+	if ldflags != "dev" || bi == nil {
+		return ldflags
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return ldflags
 }
 
 func parseLevel(s string) (slog.Level, error) {
