@@ -122,8 +122,11 @@ var (
 	settingMongoConnectTimeout = setting{"mongo.connect_timeout", "mongo-connect-timeout", mongo.DefaultConnectTimeout, "longest wait to connect to MongoDB or find a server to use"}
 	settingMongoQueryTimeout   = setting{"mongo.query_timeout", "mongo-query-timeout", mongo.DefaultQueryTimeout, "longest time one search may take in MongoDB"}
 	settingMongoBatchSize      = setting{"mongo.batch_size", "mongo-batch-size", mongo.DefaultBatchSize, "cities per insert when importing into MongoDB"}
-	// mongoSettings are the MongoDB flags of import, query and serve.
+	// mongoSettings are import's MongoDB flags (its reads of the dataset
+	// are queries too).
 	mongoSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
+	// mongoSearchSettings are query's and serve's: they never insert.
+	mongoSearchSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout}
 )
 
 // validateMongo checks the MongoDB settings. A URI is never quoted, not
@@ -223,13 +226,160 @@ func loadConfig(flags *pflag.FlagSet) (*config, error) {
 	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.ErrorUnused = true // a misspelt key in the file is an error, not ignored
 	})
+	o := origins{flags: flags, v: v, file: path}
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, o.decodeError(err)
 	}
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, o.rename(err)
 	}
 	return &cfg, nil
+}
+
+// origins tells where each setting's value came from, so that a message
+// names what the user wrote: the flag, the environment variable or the key
+// in the config file.
+type origins struct {
+	flags *pflag.FlagSet
+	v     *viper.Viper
+	file  string
+}
+
+// name is s as the user set it: "--max", "CITYFINDER_MAX" or
+// "limiter.max (in cityfinder.yaml)"; a default goes by its flag.
+func (o origins) name(s setting) string {
+	if f := o.flags.Lookup(s.flag); f != nil && f.Changed {
+		return "--" + s.flag
+	}
+	if os.Getenv(s.env()) != "" { // viper ignores empty variables
+		return s.env()
+	}
+	if o.file != "" && o.v.InConfig(s.key) {
+		return fmt.Sprintf("%s (in %s)", s.key, o.file)
+	}
+	return "--" + s.flag
+}
+
+// value is s's value as the user wrote it, for a message.
+func (o origins) value(s setting) string {
+	if f := o.flags.Lookup(s.flag); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	if e := os.Getenv(s.env()); e != "" {
+		return e
+	}
+	return fmt.Sprint(o.v.Get(s.key))
+}
+
+// decodeError turns the decoder's errors, which name config keys and Go
+// parsers ("'limiter.max' cannot parse value as 'int'"), into one line per
+// value that names its variable or key and what it accepts.
+func (o origins) decodeError(err error) error {
+	var errs []error
+	for _, de := range decodeErrors(err) {
+		s, ok := settingByKey(de.Name())
+		if keys, unused := strings.CutPrefix(de.Unwrap().Error(), "has invalid keys: "); unused && o.file != "" {
+			for _, k := range strings.Split(keys, ", ") {
+				if de.Name() != "" {
+					k = de.Name() + "." + k
+				}
+				errs = append(errs, fmt.Errorf("config file %s: unknown key %s (configs/cityfinder.yaml lists every key)", o.file, k))
+			}
+			continue
+		}
+		if !ok {
+			errs = append(errs, fmt.Errorf("config: %w", de))
+			continue
+		}
+		errs = append(errs, &badValueError{where: o.name(s), value: o.value(s), form: acceptedForm(s.flag, s.valueType())})
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("config: %w", err)
+	}
+	return errors.Join(errs...)
+}
+
+// decodeErrors are the innermost named errors in the tree of err.
+func decodeErrors(err error) []*mapstructure.DecodeError {
+	var found []*mapstructure.DecodeError
+	switch e := err.(type) {
+	case *mapstructure.DecodeError:
+		if inner := decodeErrors(e.Unwrap()); len(inner) > 0 {
+			return inner
+		}
+		return []*mapstructure.DecodeError{e}
+	case interface{ Unwrap() []error }:
+		for _, u := range e.Unwrap() {
+			found = append(found, decodeErrors(u)...)
+		}
+	case interface{ Unwrap() error }:
+		found = decodeErrors(e.Unwrap())
+	}
+	return found
+}
+
+// rename makes each validation error, which names its setting by its flag
+// ("invalid --max 0: …"), name it as the user set it ("invalid
+// CITYFINDER_MAX 0: …").
+func (o origins) rename(err error) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	var errs []error
+	for _, e := range joined.Unwrap() {
+		msg := e.Error()
+		for _, s := range allSettings {
+			flag := "--" + s.flag
+			name := o.name(s)
+			if name == flag {
+				continue
+			}
+			for _, start := range []string{"invalid " + flag + " ", "invalid " + flag + ":", flag + ":"} {
+				if strings.HasPrefix(msg, start) {
+					msg = strings.Replace(msg, flag, name, 1)
+					e = &renamedError{msg: msg, err: e}
+					break
+				}
+			}
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// renamedError is err with another message.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
+
+// settingByKey finds the setting of a config key.
+func settingByKey(key string) (setting, bool) {
+	for _, s := range allSettings {
+		if s.key == key {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// valueType names the type of s's value as pflag does.
+func (s setting) valueType() string {
+	switch s.def.(type) {
+	case int:
+		return "int"
+	case time.Duration:
+		return "duration"
+	case bool:
+		return "bool"
+	case []string:
+		return "stringSlice"
+	}
+	return "string"
 }
 
 func (c *config) validate() error {

@@ -118,15 +118,16 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 	}
 	defer store.Close()
 	var progress importer.Progress
+	var phase func(string)
 	var bar *progressBar
 	if isTerminal(stderr) {
 		if bar, err = newProgressBar(stderr, path, "importing "+string(d)); err != nil {
 			return err
 		}
-		progress = bar
+		progress, phase = bar, bar.Phase
 	}
 	sum, err := importer.ImportFile(ctx, store, path, importer.Options{
-		Dataset: d, Strict: opts.Strict, Progress: progress, AllowShrink: a.cfg.Import.AllowShrink, Enrich: gaz,
+		Dataset: d, Strict: opts.Strict, Progress: progress, Phase: phase, AllowShrink: a.cfg.Import.AllowShrink, Enrich: gaz,
 	})
 	if bar != nil {
 		bar.Finish() // clear the bar before the rejections and the summary

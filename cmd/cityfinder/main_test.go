@@ -59,7 +59,7 @@ func TestImportThenQuery(t *testing.T) {
 	}
 
 	out = mustRunCLI(t, "query", "istanbul", "--data-dir", dir)
-	if got, want := strings.Fields(out), []string{"İstanbul", "Turkey", "Istanbul"}; !equal(got, want) {
+	if got, want := strings.Fields(out), []string{"NAME", "COUNTRY", "REGION", "İstanbul", "Turkey", "Istanbul"}; !equal(got, want) {
 		t.Errorf("query istanbul printed %q, want the fields %q", out, want)
 	}
 

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"io/fs"
+	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -27,12 +28,17 @@ type queryOptions struct {
 func newQueryCmd(a *app) *cobra.Command {
 	var opts queryOptions
 	cmd := &cobra.Command{
-		Use:   "query PREFIX",
-		Short: "Print the best matches for a prefix, straight from the store",
+		Use:   "query TEXT",
+		Short: "Print the cities whose names start with TEXT, best first, straight from the store",
 		Example: `  cityfinder query istanbul
   cityfinder query "sao p" --json
   cityfinder query san --dataset large --limit 20`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errNoQueryText
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runQuery(cmd.Context(), a, cmd.OutOrStdout(), opts, strings.Join(args, " "))
 		},
@@ -40,7 +46,7 @@ func newQueryCmd(a *app) *cobra.Command {
 	addFlag(cmd.Flags(), settingDataset)
 	cmd.Flags().IntVar(&opts.Limit, "limit", search.DefaultLimit, fmt.Sprintf("how many matches to print (1..%d)", search.MaxLimit))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array, as the HTTP API does")
-	for _, s := range mongoSettings {
+	for _, s := range mongoSearchSettings {
 		addFlag(cmd.Flags(), s)
 	}
 	cmd.Flags().StringVar(&opts.Country, "country", "", "only cities of these countries: ISO codes or English names, comma-separated")
@@ -52,6 +58,9 @@ func newQueryCmd(a *app) *cobra.Command {
 }
 
 func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, text string) error {
+	if err := checkDataDir(a); err != nil {
+		return err
+	}
 	store, err := openStore(a, false)
 	if err != nil {
 		return err
@@ -84,17 +93,44 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		_, err := fmt.Fprintf(out, "no cities matching %q\n", text)
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, c := range res.Hits {
-		division := c.Subcountry
-		if division == "" {
-			division = c.Region
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s", c.Name, c.Country, division)
-		if c.Population > 0 {
-			fmt.Fprintf(tw, "\t%s", strconv.FormatInt(c.Population, 10))
-		}
-		fmt.Fprintln(tw)
+	return writeHits(out, res.Hits)
+}
+
+// checkDataDir fails a query of the embedded store whose data directory
+// does not exist: it would only find every dataset empty.
+func checkDataDir(a *app) error {
+	if a.cfg.Mongo.URI != "" {
+		return nil
 	}
-	return tw.Flush()
+	if _, err := os.Stat(a.cfg.DataDir); errors.Is(err, fs.ErrNotExist) {
+		return &noDataDirError{dir: a.cfg.DataDir, dataset: search.Dataset(a.cfg.Dataset)}
+	}
+	return nil
+}
+
+// writeHits prints hits as a table with a header: the region is the okfn
+// subcountry or the MaxMind region code, the population has thousands
+// separators, and a note says when a city matched by another name or by
+// correcting a typo. Columns that no hit fills are left out.
+func writeHits(out io.Writer, hits []search.Hit) error {
+	cols := []column{{title: "NAME"}, {title: "COUNTRY"}, {title: "REGION"}, {title: "POPULATION", right: true}, {title: "NOTE"}}
+	rows := make([][]string, len(hits))
+	for i, h := range hits {
+		region := h.Subcountry
+		if region == "" {
+			region = h.Region
+		}
+		var pop, note string
+		if h.Population > 0 {
+			pop = thousands(h.Population)
+		}
+		switch {
+		case h.Matched != nil:
+			note = fmt.Sprintf("matched %q", h.Matched.Name)
+		case h.Corrected != "":
+			note = fmt.Sprintf("corrected to %q", h.Corrected)
+		}
+		rows[i] = []string{h.Name, h.Country, region, pop, note}
+	}
+	return writeTable(out, cols, rows)
 }

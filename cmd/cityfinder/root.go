@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -29,9 +28,15 @@ the command line and serves them over a rate-limited HTTP API.
 
 Settings come from flags, then CITYFINDER_* environment variables, then the
 --config YAML file, then defaults.`,
+		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			// version, help and completion read no configuration, so
+			// that they work even where it is broken.
+			if cmd.Flags().Lookup(settingConfig.flag) == nil {
+				return nil
+			}
 			cfg, err := loadConfig(cmd.Flags())
 			if err != nil {
 				return err
@@ -41,26 +46,50 @@ Settings come from flags, then CITYFINDER_* environment variables, then the
 			return nil
 		},
 	}
-	pf := root.PersistentFlags()
-	addFlag(pf, settingConfig)
-	addFlag(pf, settingDataDir)
-	addFlag(pf, settingLogLevel)
-	root.AddCommand(newImportCmd(a), newQueryCmd(a), newServeCmd(a), newVersionCmd())
+	root.SetVersionTemplate(versionLine())
+	root.SetFlagErrorFunc(explainFlag)
+	// The settings every command with a configuration takes, on those
+	// commands only: version, help and completion list none of them.
+	withConfig := []*cobra.Command{newImportCmd(a), newQueryCmd(a), newServeCmd(a)}
+	for _, c := range withConfig {
+		for _, s := range []setting{settingConfig, settingDataDir, settingLogLevel} {
+			addFlag(c.Flags(), s)
+		}
+	}
+	root.AddCommand(withConfig...)
+	root.AddCommand(newVersionCmd())
+	registerCompletions(root)
 	return root
 }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version (as --version does)",
 		Args:  cobra.NoArgs,
-		// The version needs no configuration: skip the root's loading.
-		PersistentPreRun: func(*cobra.Command, []string) {},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "cityfinder %s\n", version)
+			_, err := fmt.Fprint(cmd.OutOrStdout(), versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is what version and --version print.
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return fmt.Sprintf("cityfinder %s\n", buildVersion(version, bi))
+}
+
+// buildVersion is the version set with -ldflags (make build), else the
+// module's version that `go install …@v1.2.3` records, else "dev".
+func buildVersion(ldflags string, bi *debug.BuildInfo) string {
+	if ldflags != "dev" || bi == nil {
+		return ldflags
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return ldflags
 }
 
 func parseLevel(s string) (slog.Level, error) {
@@ -79,9 +108,4 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

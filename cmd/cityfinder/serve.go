@@ -48,7 +48,7 @@ served; a second signal ends the drain), then shuts down gracefully.`,
 		settingDrainDelay, settingReloadInterval} {
 		addFlag(f, s)
 	}
-	for _, s := range mongoSettings {
+	for _, s := range mongoSearchSettings {
 		addFlag(f, s)
 	}
 	return cmd

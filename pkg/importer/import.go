@@ -41,6 +41,9 @@ type Options struct {
 	Strict bool
 	// Progress, when not nil, hears how far the import has got.
 	Progress Progress
+	// Phase, when not nil, hears each step the store takes after the last
+	// row is read (see search.LoadOptions.Phase).
+	Phase func(name string)
 	// MaxReported is how many malformed rows Summary keeps;
 	// 0 means DefaultMaxReported.
 	MaxReported int
@@ -189,7 +192,7 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 		er = pl.enrich.enrich(cr, false)
 		cr = er
 	}
-	lopts := search.LoadOptions{Source: opts.Source}
+	lopts := search.LoadOptions{Source: opts.Source, Phase: opts.Phase}
 	if !opts.AllowShrink {
 		lopts.Check = func(prev search.DatasetStats, next search.LoadStats) error {
 			return checkShrink(opts.Dataset, prev, next, rr.Stats())

@@ -317,6 +317,9 @@ func (s *Store) reload(d search.Dataset) error {
 	// The previous snapshot needs no closing: it is memory, and results
 	// that still point into it keep it alive.
 	s.log.Debug("dataset read", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
+	if old != nil { // a new import replaces the dataset this process answers from
+		s.log.Info("dataset reloaded", "dataset", d, "cities", snap.count)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
