@@ -42,7 +42,10 @@ func explain(err error) error {
 // invalidFlags names the flag of each part of a search.Request; the query
 // text is the argument.
 var invalidFlags = map[string]string{
-	"dataset": "--dataset",
-	"limit":   "--limit",
-	"country": "--country",
+	"dataset":    "--dataset",
+	"limit":      "--limit",
+	"country":    "--country",
+	"near":       "--near",
+	"bias_scale": "--bias-scale",
+	"bbox":       "--bbox",
 }

@@ -15,10 +15,13 @@ import (
 )
 
 type queryOptions struct {
-	Limit   int
-	JSON    bool
-	Country string
-	Fuzzy   bool
+	Limit     int
+	JSON      bool
+	Country   string
+	Fuzzy     bool
+	Near      string
+	BiasScale float64
+	Box       string
 }
 
 func newQueryCmd(a *app) *cobra.Command {
@@ -42,6 +45,9 @@ func newQueryCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&opts.Country, "country", "", "only cities of these countries: ISO codes or English names, comma-separated")
 	cmd.Flags().BoolVar(&opts.Fuzzy, "fuzzy", true, "also list typo matches (from 5 letters on)")
+	cmd.Flags().StringVar(&opts.Near, "near", "", "rank cities near LAT,LON higher, and print how far they are")
+	cmd.Flags().Float64Var(&opts.BiasScale, "bias-scale", search.DefaultBiasScale, "how strongly --near pulls, from 0 (not at all) to 1")
+	cmd.Flags().StringVar(&opts.Box, "bbox", "", "only cities inside minLon,minLat,maxLon,maxLat")
 	return cmd
 }
 
@@ -51,9 +57,21 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		return err
 	}
 	defer store.Close()
-	res, err := search.NewService(store).Find(ctx, search.Request{
+	req := search.Request{
 		Dataset: search.Dataset(a.cfg.Dataset), Text: text, Limit: opts.Limit, Countries: opts.Country, Fuzzy: opts.Fuzzy,
-	})
+		BiasScale: opts.BiasScale,
+	}
+	if opts.Near != "" {
+		if req.Near, err = search.ParsePoint(opts.Near); err != nil {
+			return err
+		}
+	}
+	if opts.Box != "" {
+		if req.Box, err = search.ParseBox(opts.Box); err != nil {
+			return err
+		}
+	}
+	res, err := search.NewService(store).Find(ctx, req)
 	if err != nil {
 		return err
 	}

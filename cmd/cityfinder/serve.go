@@ -98,6 +98,9 @@ func runServe(ctx context.Context, a *app) error {
 		return err
 	}
 	counts := countDatasets(ctx, a, svc)
+	if !svc.FindsTypos() {
+		a.logger.Info("typo matching is off: this store answers prefix matches only (see docs/mongodb.md)", "store", storeName(a))
+	}
 	a.logger.Info("serving", "addr", "http://"+srv.Addr(), "store", storeName(a),
 		"small", counts[search.Small], "large", counts[search.Large], "limit", server.LimitMessage(policy.Max, policy.Window))
 	return srv.Serve(ctx)

@@ -74,6 +74,7 @@ type cityJSON struct {
 	Matched     *matchedJSON `json:"matched,omitempty"`
 	Edits       int          `json:"edits,omitempty"`
 	Corrected   string       `json:"corrected,omitempty"`
+	DistanceKm  *float64     `json:"distance_km,omitempty"`
 }
 
 // matchedJSON is the wire form of a NameMatch.
@@ -129,6 +130,9 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}}
 	}
 	h.Edits, h.Corrected = j.Edits, j.Corrected
+	if j.DistanceKm != nil {
+		h.DistanceKm, h.HasDistance = *j.DistanceKm, true
+	}
 	return nil
 }
 
@@ -163,7 +167,39 @@ func (h *Hit) appendJSON(dst []byte) []byte {
 		dst = append(dst, `,"corrected":`...)
 		dst = appendJSONString(dst, h.Corrected)
 	}
+	if h.HasDistance {
+		dst = append(dst, `,"distance_km":`...)
+		dst = appendJSONFloat(dst, math.Round(h.DistanceKm*10)/10)
+	}
 	return append(dst, '}')
+}
+
+// AppendGeoJSON appends hits to dst as a GeoJSON FeatureCollection (RFC
+// 7946): one Feature per hit, a Point at [lon, lat] (a null geometry for a
+// city without a location), with the hit's JSON object (see AppendJSON) as
+// its properties, so that map clients such as Leaflet and MapLibre draw
+// the answer as it is.
+func AppendGeoJSON(dst []byte, hits []Hit) []byte {
+	dst = append(dst, `{"type":"FeatureCollection","features":[`...)
+	for i := range hits {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		h := &hits[i]
+		dst = append(dst, `{"type":"Feature","geometry":`...)
+		if h.HasLocation {
+			dst = append(dst, `{"type":"Point","coordinates":[`...)
+			dst = appendJSONFloat(dst, h.Lon)
+			dst = append(dst, ',')
+			dst = appendJSONFloat(dst, h.Lat)
+			dst = append(dst, `]}`...)
+		} else {
+			dst = append(dst, "null"...)
+		}
+		dst = append(dst, `,"properties":`...)
+		dst = append(h.appendJSON(dst), '}')
+	}
+	return append(dst, `]}`...)
 }
 
 // appendSpanFields writes "start":N,"end":M.

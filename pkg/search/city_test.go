@@ -29,8 +29,9 @@ type cityFields struct {
 		Start int    `json:"start"`
 		End   int    `json:"end"`
 	} `json:"matched,omitempty"`
-	Edits     int    `json:"edits,omitempty"`
-	Corrected string `json:"corrected,omitempty"`
+	Edits      int      `json:"edits,omitempty"`
+	Corrected  string   `json:"corrected,omitempty"`
+	DistanceKm *float64 `json:"distance_km,omitempty"`
 }
 
 func reference(t testing.TB, hits []search.Hit) []byte {
@@ -50,6 +51,10 @@ func reference(t testing.TB, hits []search.Hit) []byte {
 			}{m.Name, m.Span.Start, m.Span.End}
 		}
 		fields[i].Edits, fields[i].Corrected = c.Edits, c.Corrected
+		if c.HasDistance {
+			d := math.Round(c.DistanceKm*10) / 10
+			fields[i].DistanceKm = &d
+		}
 		if c.HasLocation {
 			fields[i].Lat, fields[i].Lon = &c.Lat, &c.Lon
 		}
@@ -81,6 +86,8 @@ func TestAppendJSON(t *testing.T) {
 			Matched: &search.NameMatch{Name: "Cologne \"Kölle\"", Span: search.Span{Start: 0, End: 7}}}}},
 		{"typo match", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"},
 			Match: search.Span{End: 6}, Edits: 1, Corrected: "zurich"}}},
+		{"distance", []search.Hit{{City: search.City{Name: "Zug", Slug: "zug", Country: "Switzerland", Lat: 47.17, Lon: 8.52, HasLocation: true},
+			Match: search.Span{End: 3}, DistanceKm: 23.449, HasDistance: true}}},
 		{"two", []search.Hit{{City: search.City{Name: "A", Slug: "a", Country: "B"}}, {City: search.City{Name: "C", Slug: "c", Country: "D", Population: 7}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,6 +111,45 @@ func TestAppendJSON(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAppendGeoJSON(t *testing.T) {
+	hits := []search.Hit{
+		{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland", Lat: 47.3666667, Lon: 8.55, HasLocation: true}, Match: search.Span{End: 3}},
+		{City: search.City{Name: "Nowhere", Slug: "nowhere", Country: "X"}},
+	}
+	var fc struct {
+		Type     string
+		Features []struct {
+			Type     string
+			Geometry *struct {
+				Type        string
+				Coordinates []float64
+			}
+			Properties search.Hit
+		}
+	}
+	got := search.AppendGeoJSON(nil, hits)
+	if err := json.Unmarshal(got, &fc); err != nil {
+		t.Fatalf("%s: %v", got, err)
+	}
+	if fc.Type != "FeatureCollection" || len(fc.Features) != 2 {
+		t.Fatalf("%s: want a FeatureCollection of 2", got)
+	}
+	f := fc.Features[0]
+	if f.Type != "Feature" || f.Geometry == nil || f.Geometry.Type != "Point" || len(f.Geometry.Coordinates) != 2 ||
+		f.Geometry.Coordinates[0] != 8.55 || f.Geometry.Coordinates[1] != 47.3666667 {
+		t.Errorf("feature %+v: want a Point at [lon, lat]", f)
+	}
+	if f.Properties.Name != "Zürich" || f.Properties.Match != (search.Span{End: 3}) {
+		t.Errorf("properties %+v: want the hit's object", f.Properties)
+	}
+	if fc.Features[1].Geometry != nil {
+		t.Errorf("a city without a location has geometry %+v, want null", fc.Features[1].Geometry)
+	}
+	if empty := string(search.AppendGeoJSON(nil, nil)); empty != `{"type":"FeatureCollection","features":[]}` {
+		t.Errorf("no hits: %s", empty)
 	}
 }
 

@@ -83,3 +83,34 @@ func appendUnique(list []string, s string) []string {
 	}
 	return append(list, s)
 }
+
+// commonNames are the English short names people use where the ISO 3166
+// and UN names are formal or qualified ("Iran (Islamic Republic of)",
+// "Russian Federation"): one name per country, whatever the dataset wrote.
+var commonNames = map[string]string{
+	"bn": "Brunei", "bo": "Bolivia", "cd": "DR Congo", "cg": "Congo", "ci": "Côte d'Ivoire",
+	"cv": "Cabo Verde", "cz": "Czechia", "fk": "Falkland Islands", "fm": "Micronesia", "gb": "United Kingdom",
+	"ir": "Iran", "kp": "North Korea", "kr": "South Korea", "la": "Laos", "md": "Moldova",
+	"mk": "North Macedonia", "ps": "Palestine", "ru": "Russia", "sy": "Syria", "tr": "Türkiye",
+	"tw": "Taiwan", "tz": "Tanzania", "us": "United States", "va": "Vatican City", "ve": "Venezuela",
+	"vn": "Vietnam", "xk": "Kosovo",
+}
+
+// CountryName returns the English short name of the country with this ISO
+// 3166 alpha-2 code (any case), the same for every dataset: "ru" is
+// Russia, "ir" Iran. It returns "" for a code it does not know.
+func CountryName(code string) string {
+	code = strings.ToLower(code)
+	if n, ok := commonNames[code]; ok {
+		return n
+	}
+	c := countries.ByName(code)
+	if c == countries.Unknown || len(code) != 2 {
+		return ""
+	}
+	name := c.String()
+	if i := strings.Index(name, " ("); i > 0 { // "Korea (Democratic People's Republic of)"
+		name = name[:i]
+	}
+	return name
+}

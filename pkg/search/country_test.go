@@ -81,3 +81,22 @@ func TestParseCountries(t *testing.T) {
 		t.Errorf("ParseCountries with an unknown country: err = %v", err)
 	}
 }
+
+func TestCountryName(t *testing.T) {
+	for code, want := range map[string]string{
+		"ru": "Russia", "IR": "Iran", "kr": "South Korea", "tr": "Türkiye", "fr": "France", "de": "Germany",
+		"tz": "Tanzania", "mk": "North Macedonia", "xk": "Kosovo", "zz": "", "": "",
+	} {
+		if got := search.CountryName(code); got != want {
+			t.Errorf("CountryName(%q) = %q, want %q", code, got, want)
+		}
+	}
+	// Every okfn country name maps to a code whose common name has no
+	// parenthesis: one naming for both datasets.
+	for _, name := range []string{"Iran, Islamic Republic of", "Bolivia, Plurinational State of", "Korea, Republic of", "Taiwan, Province of China"} {
+		code, ok := search.CountryCode(name)
+		if !ok || strings.Contains(search.CountryName(code), "(") || strings.Contains(search.CountryName(code), ",") {
+			t.Errorf("%q: code %q, common name %q", name, code, search.CountryName(code))
+		}
+	}
+}

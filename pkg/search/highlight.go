@@ -17,6 +17,13 @@ type Span struct {
 // Names and slugs differ in length ("ß" → "ss", "Þ" → "th", "Xi'an" →
 // "xian"), so the span is found by folding ever longer prefixes of name.
 func MatchSpan(name string, n int) Span {
+	return MatchSpanAt(name, 0, n)
+}
+
+// MatchSpanAt is MatchSpan for bytes [offset, offset+n) of Slug(name): the
+// span of a match that starts at a later word ("paulo" in "São Paulo" is
+// offset 4 of "sao-paulo", the runes 4..9).
+func MatchSpanAt(name string, offset, n int) Span {
 	if n <= 0 {
 		return Span{}
 	}
@@ -24,17 +31,18 @@ func MatchSpan(name string, n int) Span {
 	start, runes := -1, 0
 	for i, r := range name {
 		runes++
-		if start < 0 {
-			if len(AppendSlug(buf[:0], string(r))) == 0 {
-				continue
-			}
-			start = runes - 1
-		}
 		end := i + utf8.RuneLen(r)
 		if r == utf8.RuneError {
 			end = i + 1
 		}
-		if len(AppendSlug(buf[:0], name[:end])) >= n {
+		folded := len(AppendSlug(buf[:0], name[:end]))
+		if start < 0 {
+			if folded <= offset {
+				continue
+			}
+			start = runes - 1
+		}
+		if folded >= offset+n {
 			return Span{Start: start, End: runes}
 		}
 	}

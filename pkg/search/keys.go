@@ -1,19 +1,30 @@
 package search
 
-// NameKey is one way a query reaches a city: the slug of one of its names.
-// A city has a key for its Name and one for each alternate name whose slug
-// is new (see Keys); queries match keys by prefix.
+import "strings"
+
+// NameKey is one way a query reaches a city: the slug of one of its names,
+// or of the end of its name from a later word. A city has a key for its
+// Name, one for each alternate name whose slug is new, and one for each
+// later word of its Name (see Keys); queries match keys by prefix.
 type NameKey struct {
-	// Slug is the folded name that queries match by prefix.
+	// Slug is the folded text that queries match by prefix.
 	Slug string
 	// Alt is 0 for the city's Name, i for its AltNames[i-1].
 	Alt int
+	// Offset is where Slug starts in the slug of that name: 0 for the
+	// whole name, more for a later word ("york-city" is offset 4 of
+	// "new-york-city"). Only the main name has keys of later words.
+	Offset int
 }
 
-// Keys returns the keys of c: its slug, then the slug of each alternate
-// name, skipping any slug that is empty or already a key.
+// Word reports whether k starts at a later word of a name.
+func (k NameKey) Word() bool { return k.Offset > 0 }
+
+// Keys returns the keys of c: its slug, the slug of each alternate name,
+// then its slug from each later word, skipping any slug that is empty or
+// already a key.
 func Keys(c *City) []NameKey {
-	keys := make([]NameKey, 1, 1+len(c.AltNames))
+	keys := make([]NameKey, 1, 1+len(c.AltNames)+strings.Count(c.Slug, "-"))
 	keys[0] = NameKey{Slug: c.Slug}
 	for i, alt := range c.AltNames {
 		slug := Slug(alt)
@@ -21,6 +32,11 @@ func Keys(c *City) []NameKey {
 			continue
 		}
 		keys = append(keys, NameKey{Slug: slug, Alt: i + 1})
+	}
+	for i := 0; i < len(c.Slug); i++ {
+		if c.Slug[i] == '-' && i+1 < len(c.Slug) && !hasKey(keys, c.Slug[i+1:]) {
+			keys = append(keys, NameKey{Slug: c.Slug[i+1:], Offset: i + 1})
+		}
 	}
 	return keys
 }

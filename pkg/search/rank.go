@@ -34,10 +34,12 @@ func Compare(prefix string, a, b *City) int {
 // CompareFound orders a and b for the folded query prefix: negative when
 // a ranks before b, positive when after, 0 only for cities that are equal
 // in every field the order looks at. Both keys are expected to start with
-// prefix. The order is: Weight (higher first), whole-name match first, main
-// name before alternate name, shorter key, key in byte order, then name,
-// country, subcountry, region and id in byte order, so that the order is
-// total and the same in every store.
+// prefix. The order is: matches from the start of a name before matches
+// from a later word ("york" lists York before New York City), then Weight
+// (higher first), whole-name match first, main name before alternate
+// name, shorter key, key in byte order, then name, country, subcountry,
+// region and id in byte order, so that the order is total and the same in
+// every store.
 func CompareFound(prefix string, a, b *Found) int {
 	return compareFound(prefix, a, prefix, b)
 }
@@ -55,6 +57,12 @@ func compareFound(ap string, a *Found, bp string, b *Found) int {
 // populations, each against its own prefix. Stores that keep keys sorted
 // use it to rank without building City values.
 func CompareKeys(ap string, a NameKey, aPop int64, bp string, b NameKey, bPop int64) int {
+	if aw, bw := a.Word(), b.Word(); aw != bw {
+		if bw {
+			return -1
+		}
+		return 1
+	}
 	aw, bw := Weight(ap, a, aPop), Weight(bp, b, bPop)
 	switch {
 	case aw > bw:

@@ -34,6 +34,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"time"
 )
 
@@ -143,6 +145,44 @@ type Query struct {
 	// Countries, when not empty, keeps only the cities whose CountryCode is
 	// one of these lower-case ISO 3166 alpha-2 codes (see ParseCountries).
 	Countries []string
+	// Regions, when not empty, keeps only the cities of these first-level
+	// divisions: a city is in region r when the slug of its Subcountry or
+	// of its Region is r (see City.InRegion).
+	Regions []string
+	// Box, when not nil, keeps only the cities with a location inside it.
+	Box *Box
+	// Words lets the prefix match at the start of a later word of a
+	// city's name too (see Keys); such matches rank after the others.
+	Words bool
+}
+
+// Box is a rectangle of longitudes and latitudes, in decimal degrees, that
+// does not cross the antimeridian.
+type Box struct {
+	MinLon, MinLat, MaxLon, MaxLat float64
+}
+
+// Contains reports whether the point lies in b, edges included.
+func (b *Box) Contains(lat, lon float64) bool {
+	return lat >= b.MinLat && lat <= b.MaxLat && lon >= b.MinLon && lon <= b.MaxLon
+}
+
+// InRegion reports whether c lies in the first-level division that the
+// folded name or code r names (see Query.Regions).
+func (c *City) InRegion(r string) bool {
+	return (c.Subcountry != "" && Slug(c.Subcountry) == r) || (c.Region != "" && Slug(c.Region) == r)
+}
+
+// Accepts reports whether c passes the filters of q: its countries,
+// regions and box. It is what every store must apply.
+func (q *Query) Accepts(c *City) bool {
+	if len(q.Countries) > 0 && !slices.Contains(q.Countries, c.CountryCode) {
+		return false
+	}
+	if len(q.Regions) > 0 && !slices.ContainsFunc(q.Regions, c.InRegion) {
+		return false
+	}
+	return q.Box == nil || (c.HasLocation && q.Box.Contains(c.Lat, c.Lon))
 }
 
 // Validate checks the parts of a query that every store relies on.
@@ -161,7 +201,26 @@ func (q Query) Validate() error {
 			return invalid("country", "Country %q is not a lower-case ISO code", c)
 		}
 	}
+	for _, r := range q.Regions {
+		if r == "" || Slug(r) != r {
+			return invalid("region", "Region %q is not folded", r)
+		}
+	}
+	if b := q.Box; b != nil && !b.valid() {
+		return invalid("bbox", "Invalid bbox: use minLon,minLat,maxLon,maxLat with minLon ≤ maxLon and minLat ≤ maxLat")
+	}
 	return nil
+}
+
+// valid reports whether b is a box of real coordinates, min ≤ max.
+func (b *Box) valid() bool {
+	for _, v := range []float64{b.MinLon, b.MinLat, b.MaxLon, b.MaxLat} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return b.MinLon >= -180 && b.MaxLon <= 180 && b.MinLat >= -90 && b.MaxLat <= 90 &&
+		b.MinLon <= b.MaxLon && b.MinLat <= b.MaxLat
 }
 
 // CityReader yields the cities of a dataset one at a time, as an import
@@ -180,11 +239,12 @@ type CityReader interface {
 // service is down or the stored data cannot be read, or ctx's error.
 type Store interface {
 	// Search returns at most q.Limit cities of q.Dataset that have a key
-	// (see Keys: the slug of its name or of an alternate name) starting
-	// with q.Prefix, and whose CountryCode is in q.Countries when it is not
-	// empty. Each city comes once, with its best such key, ordered by
-	// CompareFound (best first); duplicates (same Key) were removed at
-	// load time. It returns an empty, non-nil slice when nothing matches.
+	// (see Keys: the slug of its name or of an alternate name, and with
+	// q.Words of a later word of its name) starting with q.Prefix, and
+	// that q.Accepts (countries, regions, box). Each city comes once, with
+	// its best such key, ordered by CompareFound (best first); duplicates
+	// (same Key) were removed at load time. It returns an empty, non-nil
+	// slice when nothing matches.
 	//
 	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
 	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has

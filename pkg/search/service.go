@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -34,6 +35,14 @@ type Request struct {
 	Countries string
 	// Fuzzy adds typo matches after the prefix matches (see MaxEdits).
 	Fuzzy bool
+	// Near, when not nil, is where the person is: nearby cities rank
+	// higher (see DefaultBiasScale), and every hit says how far it is.
+	Near *Point
+	// BiasScale is how strongly Near pulls, 0..1: the edges fill in
+	// DefaultBiasScale when the person did not say.
+	BiasScale float64
+	// Box, when not nil, keeps only the cities inside it.
+	Box *Box
 }
 
 // Result is the answer to a Request.
@@ -42,6 +51,11 @@ type Result struct {
 	Dataset Dataset
 	// Prefix is the folded query that the cities matched.
 	Prefix string
+	// Qualifier, when not empty, says that no city matched the whole
+	// query and its last words were read as a place: "country:fr" for
+	// "paris france", "region:il" for "springfield il". The hits matched
+	// the words before it, within that place.
+	Qualifier string
 	// Hits are the cities found, best first; never nil.
 	Hits []Hit
 }
@@ -62,6 +76,10 @@ type Hit struct {
 	// corrected to ("zurich" for "zuirch"): what a page can show as
 	// "Showing results for zurich".
 	Corrected string
+	// DistanceKm is how far the city is from Request.Near, when both are
+	// known (HasDistance).
+	DistanceKm  float64
+	HasDistance bool
 }
 
 // NameMatch is an alternate name that a query matched.
@@ -71,13 +89,16 @@ type NameMatch struct {
 }
 
 // hit returns the Hit of f, whose key the first n bytes of the query
-// matched.
-func hit(f *Found, n, edits int) Hit {
+// matched, with its distance to near when there is one.
+func hit(f *Found, n, edits int, near *Point) Hit {
 	h := Hit{City: f.City, Edits: edits}
 	if edits > 0 {
 		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
 	}
-	span := MatchSpan(f.KeyName(f.Key), min(n, len(f.Key.Slug)))
+	if near != nil && f.HasLocation {
+		h.DistanceKm, h.HasDistance = DistanceKm(*near, Point{f.Lat, f.Lon}), true
+	}
+	span := MatchSpanAt(f.KeyName(f.Key), f.Key.Offset, min(n, len(f.Key.Slug)))
 	if f.Key.Alt == 0 {
 		h.Match = span
 	} else {
@@ -112,15 +133,21 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Dataset: q.Dataset, Prefix: q.Prefix}
-	found, err := s.prefixMatches(ctx, q)
+	b := bias{near: req.Near, scale: req.BiasScale}
+	found, err := s.ranked(ctx, q, b)
+	if err == nil && len(found) == 0 {
+		found, res.Qualifier, err = s.qualified(ctx, q, b)
+	}
 	if err != nil {
 		return Result{}, err
 	}
 	res.Hits = make([]Hit, 0, q.Limit)
 	for i := range found {
-		res.Hits = append(res.Hits, hit(&found[i].Found, len(found[i].prefix), 0))
+		res.Hits = append(res.Hits, hit(&found[i].Found, len(found[i].prefix), 0, req.Near))
 	}
-	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit {
+	// Typos are looked for in the whole query: not once its last words
+	// were read as a place.
+	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit || res.Qualifier != "" {
 		return res, nil
 	}
 	typos, err := s.typos(ctx, q, q.Limit-len(res.Hits))
@@ -132,21 +159,28 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 			break
 		}
 		if !listed(res.Hits, &typos[i].City) { // also a prefix match through another name
-			res.Hits = append(res.Hits, hit(&typos[i].Found, len(typos[i].Corrected), typos[i].Edits))
+			res.Hits = append(res.Hits, hit(&typos[i].Found, len(typos[i].Corrected), typos[i].Edits, req.Near))
 		}
 	}
 	return res, nil
 }
 
-// listed reports whether c is one of hits.
+// listed reports whether c is one of hits, or looks the same to a person:
+// the same name, subcountry and country (MaxMind lists Tokyo under five
+// region codes that no one can tell apart).
 func listed(hits []Hit, c *City) bool {
-	k := c.Key()
 	for i := range hits {
-		if hits[i].City.Key() == k {
+		if sameLine(&hits[i].City, c) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameLine reports whether a and b are one place, or would read the same
+// in a list of suggestions.
+func sameLine(a, b *City) bool {
+	return (a.Name == b.Name && a.Subcountry == b.Subcountry && a.Country == b.Country) || a.Key() == b.Key()
 }
 
 // variantFound is a city found through one variant of a query.
@@ -155,32 +189,180 @@ type variantFound struct {
 	prefix string // the variant that found it
 }
 
-// prefixMatches returns the best q.Limit cities with a key that starts
-// with q.Prefix or with one of its variants (see Variants), each once, in
-// rank order: one store search per variant, merged.
-func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
-	var out []variantFound
-	for _, v := range Variants(q.Prefix) {
-		vq := q
-		vq.Prefix = v
-		found, err := s.store.Search(ctx, vq)
+// bias is where the person is and how much it counts (see Request.Near).
+type bias struct {
+	near  *Point
+	scale float64
+}
+
+// ranked returns the best q.Limit prefix matches of q (see prefixMatches),
+// by the location bias b when it has a point: then the best of the whole
+// world and the best near the point, MaxLimit each, are scored (see
+// biasScore) and the best q.Limit of them kept.
+func (s *Service) ranked(ctx context.Context, q Query, b bias) ([]variantFound, error) {
+	if b.near == nil || b.scale == 0 {
+		return s.prefixMatches(ctx, q)
+	}
+	wide := q
+	wide.Limit = MaxLimit
+	found, err := s.prefixMatches(ctx, wide)
+	if err != nil {
+		return nil, err
+	}
+	if box, ok := intersect(q.Box, nearBox(*b.near, nearbyKm)); ok {
+		wide.Box = box
+		local, err := s.prefixMatches(ctx, wide)
 		if err != nil {
 			return nil, err
+		}
+		found = append(found, local...)
+	}
+	scores := make(map[Key]float64, len(found))
+	kept := found[:0]
+	for _, f := range found {
+		k := f.City.Key()
+		if _, dup := scores[k]; dup {
+			continue
+		}
+		d := math.MaxFloat32 // no location: as far as can be
+		if f.HasLocation {
+			d = DistanceKm(*b.near, Point{f.Lat, f.Lon})
+		}
+		scores[k] = biasScore(f.prefix, f.Key, f.Population, d, b.scale)
+		kept = append(kept, f)
+	}
+	slices.SortStableFunc(kept, func(a, b variantFound) int {
+		if sa, sb := scores[a.City.Key()], scores[b.City.Key()]; sa != sb {
+			if sa > sb {
+				return -1
+			}
+			return 1
+		}
+		return compareFound(a.prefix, &a.Found, b.prefix, &b.Found)
+	})
+	return kept[:min(len(kept), q.Limit)], nil
+}
+
+// maxQualifierWords bounds the words read as a place: "san jose costa
+// rica" needs two, "saint vincent and the grenadines" would need four.
+const maxQualifierWords = 3
+
+// qualified reads the last words of a query that matched nothing as a
+// place, and returns the matches of the words before them within it: a
+// country by its ISO code or name ("paris fr", "paris france", "san jose
+// costa rica"), else a first-level division by its code or name
+// ("springfield il", "springfield illinois", "washington dc"), the
+// shortest reading first. It returns the place as Result.Qualifier says
+// it, or nothing.
+func (s *Service) qualified(ctx context.Context, q Query, b bias) ([]variantFound, string, error) {
+	words := strings.Split(q.Prefix, "-")
+	for k := 1; k <= maxQualifierWords && k < len(words); k++ {
+		head, qual := strings.Join(words[:len(words)-k], "-"), strings.Join(words[len(words)-k:], "-")
+		if letters(head) < MinQueryLetters {
+			break
+		}
+		if len(qual) < 2 {
+			continue // a letter being typed, not a place yet
+		}
+		hq := q
+		hq.Prefix = head
+		if code, ok := CountryCode(strings.ReplaceAll(qual, "-", " ")); ok {
+			if cq, ok := within(hq, []string{code}); ok {
+				found, err := s.ranked(ctx, cq, b)
+				if err != nil || len(found) > 0 {
+					return found, "country:" + code, err
+				}
+			}
+		}
+		regions, countries := regionFilter(qual)
+		rq, ok := within(hq, countries)
+		if !ok {
+			continue
+		}
+		rq.Regions = regions
+		found, err := s.ranked(ctx, rq, b)
+		if err != nil || len(found) > 0 {
+			return found, "region:" + qual, err
+		}
+	}
+	return nil, "", nil
+}
+
+// within restricts q to countries as well as its own; ok is false when
+// the two share none. No countries leaves q as it is.
+func within(q Query, countries []string) (Query, bool) {
+	if len(countries) == 0 {
+		return q, true
+	}
+	if len(q.Countries) == 0 {
+		q.Countries = countries
+		return q, true
+	}
+	var both []string
+	for _, c := range countries {
+		if slices.Contains(q.Countries, c) {
+			both = append(both, c)
+		}
+	}
+	q.Countries = both
+	return q, len(both) > 0
+}
+
+// prefixMatches returns the best q.Limit cities with a key that starts
+// with q.Prefix or with one of its variants (see Variants), each once, in
+// rank order: one store search per variant, merged. Keys of later words
+// match too (Query.Words).
+func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
+	// Some matches may read the same as a better one (see listed): ask
+	// for more than wanted, and for more again if that was not enough.
+	for fetch := min(MaxLimit, q.Limit+q.Limit/2+2); ; fetch = min(MaxLimit, 4*fetch) {
+		kept, full, err := s.fetch(ctx, q, fetch)
+		if err != nil || len(kept) == q.Limit || !full || fetch == MaxLimit {
+			return kept, err
+		}
+	}
+}
+
+// fetch asks the store for fetch matches of each variant of q, merges them
+// and keeps the best q.Limit that read differently; full reports whether
+// some variant had fetch matches, so that asking for more could find more.
+func (s *Service) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
+	variants := Variants(q.Prefix)
+	var out []variantFound
+	for _, v := range variants {
+		vq := q
+		vq.Prefix, vq.Words, vq.Limit = v, true, fetch
+		found, err := s.store.Search(ctx, vq)
+		if err != nil {
+			return nil, false, err
+		}
+		full = full || len(found) == fetch
+		if out == nil {
+			out = make([]variantFound, 0, len(found)*len(variants))
 		}
 		for _, f := range found {
 			out = append(out, variantFound{Found: f, prefix: v})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, &a.Found, b.prefix, &b.Found) })
-	seen := make(map[Key]bool, len(out))
-	kept := out[:0]
-	for _, f := range out {
-		if k := f.City.Key(); !seen[k] {
-			seen[k] = true
-			kept = append(kept, f)
+	if len(variants) > 1 { // each store answer is in order already
+		slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, &a.Found, b.prefix, &b.Found) })
+	}
+	kept = out[:0]
+	for i := range out {
+		if len(kept) == q.Limit {
+			break
+		}
+		dup := false
+		for j := range kept {
+			if dup = sameLine(&kept[j].City, &out[i].City); dup {
+				break
+			}
+		}
+		if !dup {
+			kept = append(kept, out[i])
 		}
 	}
-	return kept[:min(len(kept), q.Limit)], nil
+	return kept, full, nil
 }
 
 // Stats describes dataset d (see Store.Stats).
@@ -226,6 +408,18 @@ func (req Request) query() (Query, error) {
 			return q, err
 		}
 		q.Countries = codes
+	}
+	if p := req.Near; p != nil && !p.valid() {
+		return q, invalid("near", "Invalid location: latitude from -90 to 90 and longitude from -180 to 180")
+	}
+	if req.BiasScale < 0 || req.BiasScale > 1 || math.IsNaN(req.BiasScale) {
+		return q, invalid("bias_scale", "Invalid bias scale: use a number from 0 to 1")
+	}
+	if b := req.Box; b != nil {
+		if !b.valid() {
+			return q, invalid("bbox", "Invalid bbox: use minLon,minLat,maxLon,maxLat with minLon ≤ maxLon and minLat ≤ maxLat")
+		}
+		q.Box = b
 	}
 	return q, nil
 }

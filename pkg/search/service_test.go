@@ -181,3 +181,184 @@ func TestServiceStats(t *testing.T) {
 		t.Errorf("Stats(huge) err = %v, want ErrUnknownDataset", err)
 	}
 }
+
+// geoCities are places to test qualifiers and location bias with.
+func geoCities() []search.City {
+	at := func(name, country, code, sub, region string, pop int64, lat, lon float64) search.City {
+		c := storetest.CountryCity(name, country, code, pop)
+		c.Subcountry, c.Region = sub, region
+		c.Lat, c.Lon, c.HasLocation = lat, lon, true
+		return c
+	}
+	return []search.City{
+		at("Paris", "France", "fr", "Île-de-France", "", 2138551, 48.85341, 2.3488),
+		at("Paris", "United States", "us", "Texas", "TX", 24171, 33.66094, -95.55551),
+		at("Paras", "Panama", "pa", "Coclé", "", 100, 8.5, -80.3),
+		at("London", "United Kingdom", "gb", "England", "", 7556900, 51.50853, -0.12574),
+		at("London", "Canada", "ca", "Ontario", "ON", 346765, 42.98339, -81.23304),
+		at("Springfield", "United States", "us", "Illinois", "IL", 116250, 39.80172, -89.64371),
+		at("Springfield", "United States", "us", "Missouri", "MO", 159498, 37.21533, -93.29824),
+		at("Springfield", "United States", "us", "Massachusetts", "MA", 153060, 42.10148, -72.58981),
+		// Two edits from "springfield il": a typo match, were typos looked for.
+		at("Springfield Gardens", "United States", "us", "New York", "NY", 0, 40.66, -73.76),
+		at("Washington", "United States", "us", "District of Columbia", "DC", 601723, 38.89511, -77.03637),
+		at("Washington Court House", "United States", "us", "Ohio", "OH", 14192, 39.53645, -83.43908),
+		at("San José", "Costa Rica", "cr", "San José", "", 335007, 9.93333, -84.08333),
+		at("San Jose", "United States", "us", "California", "CA", 945942, 37.33939, -121.89496),
+		at("Santiago", "Chile", "cl", "Santiago Metropolitan", "", 4837295, -33.45694, -70.64827),
+		at("San Bernardo", "Chile", "cl", "Santiago Metropolitan", "", 262990, -33.59217, -70.6996),
+		at("San Antonio", "United States", "us", "Texas", "TX", 1327407, 29.42412, -98.49363),
+		at("Santo Domingo", "Dominican Republic", "do", "Nacional", "", 2201941, 18.47186, -69.89232),
+		at("Sanaa", "Yemen", "ye", "Sanaa", "", 1937451, 15.35472, 44.20667),
+		at("Newtown", "United States", "us", "Pennsylvania", "PA", 0, 40.22927, -74.93683),
+		at("New York City", "United States", "us", "New York", "NY", 8175133, 40.71427, -74.00597),
+	}
+}
+
+func TestFindReadsQualifiers(t *testing.T) {
+	svc, _ := mustService(t, geoCities()...)
+	for _, tc := range []struct {
+		text, wantQualifier string
+		want                []string
+	}{
+		{"paris france", "country:fr", []string{"Paris (France)"}},
+		{"paris, france", "country:fr", []string{"Paris (France)"}},
+		{"paris fr", "country:fr", []string{"Paris (France)"}},
+		{"paris tx", "region:tx", []string{"Paris (United States)"}},
+		{"paris texas", "region:texas", []string{"Paris (United States)"}},
+		{"london ca", "country:ca", []string{"London (Canada)"}},
+		{"london on", "region:on", []string{"London (Canada)"}},
+		{"san jose costa rica", "country:cr", []string{"San José (Costa Rica)"}},
+		{"springfield il", "region:il", []string{"Springfield (United States)"}},
+		{"springfield illinois", "region:illinois", []string{"Springfield (United States)"}},
+		{"washington dc", "region:dc", []string{"Washington (United States)"}},
+		// A whole match needs no qualifier: none is read.
+		{"washington court", "", []string{"Washington Court House (United States)"}},
+		{"paris atlantis", "", nil},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range res.Hits {
+				got = append(got, h.Name+" ("+h.Country+")")
+			}
+			if res.Qualifier != tc.wantQualifier || !slices.Equal(got, tc.want) {
+				t.Errorf("qualifier %q, hits %q; want %q, %q", res.Qualifier, got, tc.wantQualifier, tc.want)
+			}
+		})
+	}
+}
+
+func TestFindBiasedByLocation(t *testing.T) {
+	svc, _ := mustService(t, geoCities()...)
+	chicago := &search.Point{Lat: 41.85003, Lon: -87.65005}
+	for _, tc := range []struct {
+		name  string
+		req   search.Request
+		first string
+	}{
+		{"no location: population decides", search.Request{Text: "san"}, "Santiago"},
+		{"in Chile, a Chilean city first", search.Request{Text: "san b", Near: &search.Point{Lat: -33.4, Lon: -70.6}}, "San Bernardo"},
+		{"in Texas, the Texan Paris first", search.Request{Text: "paris", Near: &search.Point{Lat: 33.6, Lon: -95.5}}, "Paris (United States)"},
+		{"near Springfield, Illinois", search.Request{Text: "spring", Near: &search.Point{Lat: 39.8, Lon: -89.6}}, "Springfield (Illinois)"},
+		{"a big city 300 km away beats a hamlet next door", search.Request{Text: "new", Near: &search.Point{Lat: 40.229, Lon: -74.937}}, "New York City"},
+		{"a scale of 0 is no bias", search.Request{Text: "spring", Near: chicago, BiasScale: 0}, "Springfield (Missouri)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Dataset, tc.req.Limit = search.Large, 10
+			if tc.req.Near != nil && tc.name != "a scale of 0 is no bias" {
+				tc.req.BiasScale = search.DefaultBiasScale
+			}
+			res, err := svc.Find(t.Context(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) == 0 {
+				t.Fatal("no hits")
+			}
+			h := res.Hits[0]
+			got := h.Name
+			switch {
+			case strings.Contains(tc.first, "("+h.Country+")"):
+				got += " (" + h.Country + ")"
+			case strings.Contains(tc.first, "("+h.Subcountry+")"):
+				got += " (" + h.Subcountry + ")"
+			}
+			if got != tc.first {
+				t.Errorf("first hit %s (%s, %s), want %s", h.Name, h.Subcountry, h.Country, tc.first)
+			}
+			if tc.req.Near != nil && !h.HasDistance {
+				t.Errorf("a hit near a point has no distance: %+v", h)
+			}
+		})
+	}
+}
+
+func TestFindInBox(t *testing.T) {
+	svc, _ := mustService(t, geoCities()...)
+	res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "san", Limit: 10,
+		Box: &search.Box{MinLon: -75, MinLat: -40, MaxLon: -65, MaxLat: -30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range res.Hits {
+		got = append(got, h.Name)
+	}
+	if !slices.Equal(got, []string{"Santiago", "San Bernardo"}) {
+		t.Errorf("hits in the box around Santiago: %q", got)
+	}
+	for _, bad := range []search.Request{
+		{Box: &search.Box{MinLon: 10, MinLat: 0, MaxLon: 5, MaxLat: 1}},
+		{Near: &search.Point{Lat: 91}},
+		{Near: &search.Point{Lat: 0, Lon: 0}, BiasScale: 2},
+	} {
+		bad.Dataset, bad.Text, bad.Limit = search.Large, "san", 10
+		if _, err := svc.Find(t.Context(), bad); !errors.Is(err, search.ErrInvalidQuery) {
+			t.Errorf("%+v: err = %v, want ErrInvalidQuery", bad, err)
+		}
+	}
+}
+
+func TestFindLaterWords(t *testing.T) {
+	svc, _ := mustService(t, append(geoCities(), storetest.CountryCity("York", "United Kingdom", "gb", 153717))...)
+	res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "york", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 2 || res.Hits[0].Name != "York" || res.Hits[1].Name != "New York City" ||
+		res.Hits[1].Match != (search.Span{Start: 4, End: 8}) {
+		t.Errorf("hits %+v: want York, then New York City with the span of York", res.Hits)
+	}
+}
+
+// The same name, subcountry and country twice would read as one city
+// twice: the better one is listed, and the list still fills up.
+func TestFindListsEachLineOnce(t *testing.T) {
+	tokyo := func(region string, pop int64) search.City {
+		c := storetest.CountryCity("Tokyo", "Japan", "jp", pop)
+		c.Region = region
+		return c
+	}
+	var cities []search.City
+	for i, r := range []string{"40", "41", "42", "43", "44"} {
+		cities = append(cities, tokyo(r, int64(100-i)))
+	}
+	cities = append(cities, storetest.CountryCity("Tokyo Station", "Japan", "jp", 5), storetest.CountryCity("Tokyō", "Japan", "jp", 1))
+	svc, _ := mustService(t, cities...)
+	res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "tokyo", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range res.Hits {
+		got = append(got, h.Name+"/"+h.Region)
+	}
+	// Tokyō is a whole-name match of "tokyo" (1 × 10): before Tokyo Station (5).
+	if want := []string{"Tokyo/40", "Tokyō/", "Tokyo Station/"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

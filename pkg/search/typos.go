@@ -43,7 +43,8 @@ type TypoFinder interface {
 }
 
 // TrieWalker is implemented by stores that walk the trie of a dataset's
-// keys (see Keys) themselves, faster than WalkTypos can through Extensions.
+// keys of whole names (see Keys: not those of later words, which typos do
+// not reach) themselves, faster than WalkTypos can through Extensions.
 type TrieWalker interface {
 	// WalkTrie calls visit with the path of every node below the root,
 	// depth first, children in byte order, and goes below a node only when
@@ -52,8 +53,8 @@ type TrieWalker interface {
 }
 
 // Extender is implemented by stores that can list cheaply which bytes
-// follow a prefix in the keys of a dataset: the children of the prefix in
-// the trie of keys. WalkTypos walks that trie; without an Extender it asks
+// follow a prefix in the keys of whole names of a dataset: the children of
+// the prefix in the trie of those keys. WalkTypos walks that trie; without an Extender it asks
 // Search about each possible next byte instead.
 type Extender interface {
 	// Extensions returns, in increasing order and without repeats, every
@@ -116,7 +117,9 @@ func WalkTypos(ctx context.Context, s Store, q Query, maxEdits int) ([]Typo, err
 	best := map[Key]int{} // index into found
 	var found []Typo
 	for _, n := range nodes {
-		cities, err := s.Search(ctx, Query{Dataset: q.Dataset, Prefix: n.prefix, Limit: q.Limit, Countries: q.Countries})
+		nq := q
+		nq.Prefix, nq.Words = n.prefix, false // typos reach whole names only
+		cities, err := s.Search(ctx, nq)
 		if err != nil {
 			return nil, err
 		}

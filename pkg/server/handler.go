@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -103,7 +104,7 @@ func (h *handler) search(middleware func(http.Handler) http.Handler) http.Handle
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
-		st.search, st.decodeErr = decodeSearch(r.URL.Query())
+		st.search, st.geoJSON, st.decodeErr = decodeSearch(r.URL.Query())
 		st.searched = true
 		find.ServeHTTP(w, r)
 	})
@@ -123,12 +124,39 @@ func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.ops.searchSucceeded(w.Header())
+	if st.geoJSON {
+		h.writeJSON(w, http.StatusOK, geoJSON(res.Hits))
+		return
+	}
 	h.writeJSON(w, http.StatusOK, res.Hits)
 }
 
-// decodeSearch reads the parameters of /search into a request; the
-// Service checks what they mean. Empty parameters take the defaults.
-func decodeSearch(params url.Values) (search.Request, error) {
+// geoJSON is an answer to encode as a GeoJSON FeatureCollection.
+type geoJSON []search.Hit
+
+// decodeSearch reads the parameters of /search into a request, and
+// whether the answer is wanted as GeoJSON; the Service checks what they
+// mean. Empty parameters take the defaults.
+func decodeSearch(params url.Values) (req search.Request, geoJSON bool, err error) {
+	req, err = decodeQuery(params)
+	if err != nil {
+		return req, false, err
+	}
+	if err := decodeLocation(params, &req); err != nil {
+		return req, false, err
+	}
+	switch f := params.Get("format"); f {
+	case "", "json":
+	case "geojson":
+		geoJSON = true
+	default:
+		return req, false, badRequest(fmt.Sprintf("Invalid format %q: use json or geojson", f))
+	}
+	return req, geoJSON, nil
+}
+
+// decodeQuery reads the parameters of what to look for.
+func decodeQuery(params url.Values) (search.Request, error) {
 	req := search.Request{
 		Text:      params.Get("q"),
 		Dataset:   search.Dataset(params.Get("dataset")),
@@ -164,4 +192,51 @@ func (h *handler) methodNotAllowed(allow string) http.Handler {
 		w.Header().Set("Allow", allow)
 		h.writeMessage(w, http.StatusMethodNotAllowed, "Method not allowed")
 	})
+}
+
+// decodeLocation reads where the person is (lat, lon, bias_scale) and the
+// box to search in (bbox, in Photon's order: minLon,minLat,maxLon,maxLat).
+func decodeLocation(params url.Values, req *search.Request) error {
+	lat, hasLat, err := decodeNumber(params, "lat", -90, 90)
+	if err != nil {
+		return err
+	}
+	lon, hasLon, err := decodeNumber(params, "lon", -180, 180)
+	if err != nil {
+		return err
+	}
+	if hasLat != hasLon {
+		return badRequest("Give both lat and lon, or neither")
+	}
+	if hasLat {
+		req.Near = &search.Point{Lat: lat, Lon: lon}
+	}
+	req.BiasScale = search.DefaultBiasScale
+	if scale, ok, err := decodeNumber(params, "bias_scale", 0, 1); err != nil {
+		return err
+	} else if ok {
+		req.BiasScale = scale
+	}
+	if s := params.Get("bbox"); s != "" {
+		box, err := search.ParseBox(s)
+		if err != nil {
+			return err
+		}
+		req.Box = box
+	}
+	return nil
+}
+
+// decodeNumber reads parameter name as a finite number from lo to hi; ok
+// is false when it is absent or empty.
+func decodeNumber(params url.Values, name string, lo, hi float64) (v float64, ok bool, err error) {
+	s := params.Get(name)
+	if s == "" {
+		return 0, false, nil
+	}
+	v, err = strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
+		return 0, false, badRequest(fmt.Sprintf("Invalid %s %q: use a number from %g to %g", name, s, lo, hi))
+	}
+	return v, true, nil
 }

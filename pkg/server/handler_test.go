@@ -200,6 +200,16 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"unknown country", "/search?q=san&country=cl,Atlantis", `{"message":"Unknown country \"Atlantis\": use ISO codes such as cl, or English names"}`},
 		{"invalid fuzzy", "/search?q=san&fuzzy=maybe", `{"message":"Invalid fuzzy \"maybe\": use true or false"}`},
 		{"HTML in a message is not escaped", "/search?q=ist&dataset=%3Cb%3E", `{"message":"Unknown dataset \"<b>\": use small or large"}`},
+		{"latitude out of range", "/search?q=ist&lat=91&lon=0", `{"message":"Invalid lat \"91\": use a number from -90 to 90"}`},
+		{"longitude not a number", "/search?q=ist&lat=0&lon=abc", `{"message":"Invalid lon \"abc\": use a number from -180 to 180"}`},
+		{"latitude NaN", "/search?q=ist&lat=NaN&lon=0", `{"message":"Invalid lat \"NaN\": use a number from -90 to 90"}`},
+		{"longitude infinite", "/search?q=ist&lat=0&lon=Inf", `{"message":"Invalid lon \"Inf\": use a number from -180 to 180"}`},
+		{"lat without lon", "/search?q=ist&lat=10", `{"message":"Give both lat and lon, or neither"}`},
+		{"bias scale over 1", "/search?q=ist&lat=0&lon=0&bias_scale=2", `{"message":"Invalid bias_scale \"2\": use a number from 0 to 1"}`},
+		{"bbox with min over max", "/search?q=ist&bbox=10,0,5,1", `{"message":"Invalid bbox \"10,0,5,1\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
+		{"bbox of 3 numbers", "/search?q=ist&bbox=1,2,3", `{"message":"Invalid bbox \"1,2,3\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
+		{"bbox with NaN", "/search?q=ist&bbox=NaN,0,1,1", `{"message":"Invalid bbox \"NaN,0,1,1\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
+		{"unknown format", "/search?q=ist&format=xml", `{"message":"Invalid format \"xml\": use json or geojson"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,18 +218,38 @@ func TestSearchRejectsBadInput(t *testing.T) {
 	}
 }
 
+func TestSearchGeoJSON(t *testing.T) {
+	h := server.New(mustService(t, testCities()))
+	rec := do(t, h, http.MethodGet, "/search?q=paris&format=geojson")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/geo+json; charset=utf-8" {
+		t.Fatalf("status %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	want := `{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[2.3488,48.85341]},"properties":` +
+		matched(parisJSON, 0, 5) + `}]}`
+	if got := rec.Body.String(); got != want {
+		t.Errorf("body =\n%s\nwant\n%s", got, want)
+	}
+	// Near a point, every hit says how far it is.
+	rec = do(t, h, http.MethodGet, "/search?q=paris&lat=48.8&lon=2.3")
+	if !strings.Contains(rec.Body.String(), `"distance_km":6.9`) {
+		t.Errorf("body %s has no distance_km of 6.9", rec.Body)
+	}
+}
+
 func TestSearchPassesFoldedQueryToStore(t *testing.T) {
 	tests := []struct {
 		name, target string
 		want         search.Query
 	}{
-		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: search.DefaultLimit}},
-		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 10}},
-		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100}},
-		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 10}},
-		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 10, Countries: []string{"cl", "kr"}}},
-		{"typos off: one search", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 10}},
+		{"defaults", "/search?q=ist", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 17, Words: true}},
+		{"trimmed and folded", "/search?q=%20S%C3%A3o_P%C2%A0", search.Query{Dataset: search.Small, Prefix: "sao-p", Limit: 17, Words: true}},
+		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", search.Query{Dataset: search.Large, Prefix: "xian", Limit: 100, Words: true}},
+		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", search.Query{Dataset: search.Small, Prefix: "ist", Limit: 17, Words: true}},
+		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", search.Query{Dataset: search.Small, Prefix: "san", Limit: 17, Countries: []string{"cl", "kr"}, Words: true}},
+		{"typos off: one search", "/search?q=zuirch&fuzzy=false", search.Query{Dataset: search.Small, Prefix: "zuirch", Limit: 17, Words: true}},
 	}
+	// The Service asks for half as many again and two, up to the most, as
+	// some matches may read the same as better ones.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []search.Query

@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -16,7 +18,9 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/server/web"
 )
 
-// PageConfig is what the demo page learns from GET /config.
+// PageConfig is what the demo page learns from GET /config, besides what
+// the handler knows by itself (the query limits, and which datasets the
+// service can search).
 type PageConfig struct {
 	// SearchMax and SearchWindow are the rate limit that the /search
 	// middleware enforces: SearchMax searches per client in any
@@ -29,10 +33,10 @@ type PageConfig struct {
 // configJSON is the body of GET /config.
 type configJSON struct {
 	// Limit is null when /search is not limited.
-	Limit      *limitJSON `json:"limit"`
-	MinLetters int        `json:"min_letters"`
-	MaxLength  int        `json:"max_length"`
-	Datasets   []string   `json:"datasets"`
+	Limit      *limitJSON    `json:"limit"`
+	MinLetters int           `json:"min_letters"`
+	MaxLength  int           `json:"max_length"`
+	Datasets   []datasetJSON `json:"datasets"`
 }
 
 type limitJSON struct {
@@ -40,15 +44,43 @@ type limitJSON struct {
 	WindowSeconds float64 `json:"window_seconds"`
 }
 
+// datasetJSON tells the page about one dataset, for example
+// {"name":"small","available":true,"cities":33886}.
+type datasetJSON struct {
+	Name string `json:"name"`
+	// Available is false when the dataset was never imported: the page
+	// disables it. A store that cannot answer now leaves it true, since
+	// the page then learns from the search itself what is wrong.
+	Available bool `json:"available"`
+	// Cities is how many cities the dataset holds; absent when unknown.
+	Cities int `json:"cities,omitempty"`
+}
+
+// configStatsTimeout bounds the dataset look-ups of one GET /config, so
+// that a slow store delays the page's start by little: past it, the
+// datasets not yet looked up count as available.
+const configStatsTimeout = 500 * time.Millisecond
+
 func newConfigJSON(cfg PageConfig) configJSON {
 	c := configJSON{MinLetters: search.MinQueryLetters, MaxLength: search.MaxQueryRunes}
 	if cfg.SearchMax > 0 && cfg.SearchWindow > 0 {
 		c.Limit = &limitJSON{Max: cfg.SearchMax, WindowSeconds: cfg.SearchWindow.Seconds()}
 	}
-	for _, d := range search.Datasets {
-		c.Datasets = append(c.Datasets, string(d))
-	}
 	return c
+}
+
+// datasets describes every dataset for GET /config. It costs one
+// Service.Stats per dataset, which the stores answer from memory or from
+// one small document, never by searching.
+func (h *handler) datasets(ctx context.Context) []datasetJSON {
+	ctx, cancel := context.WithTimeout(ctx, configStatsTimeout)
+	defer cancel()
+	out := make([]datasetJSON, 0, len(search.Datasets))
+	for _, d := range search.Datasets {
+		st, err := h.service.Stats(ctx, d)
+		out = append(out, datasetJSON{Name: string(d), Available: !errors.Is(err, search.ErrEmptyDataset), Cities: st.Cities})
+	}
+	return out
 }
 
 // Cache policies of the page. The HTML is revalidated on every visit (by
@@ -172,8 +204,10 @@ func (h *handler) pageRoutes(mux *http.ServeMux, cfg PageConfig) {
 	mux.Handle("/static/{name}", h.methodNotAllowed("GET, HEAD"))
 
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
+		c := config
+		c.Datasets = h.datasets(r.Context())
 		w.Header().Set("Cache-Control", cacheRevalidate)
-		h.writeJSON(w, http.StatusOK, config)
+		h.writeJSON(w, http.StatusOK, c)
 	})
 	mux.Handle("/config", h.methodNotAllowed("GET, HEAD"))
 }

@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -8,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
@@ -134,21 +138,23 @@ func TestDemoPageAssets(t *testing.T) {
 }
 
 func TestDemoPageConfig(t *testing.T) {
+	// testCities are the small dataset; large was never imported.
+	const datasets = `"datasets":[{"name":"small","available":true,"cities":8},{"name":"large","available":false}]`
 	tests := []struct {
 		name string
 		cfg  server.PageConfig
 		want string
 	}{
 		{"the default limit", server.PageConfig{SearchMax: 5, SearchWindow: 3 * time.Second},
-			`{"limit":{"max":5,"window_seconds":3},"min_letters":3,"max_length":100,"datasets":["small","large"]}`},
+			`{"limit":{"max":5,"window_seconds":3},"min_letters":3,"max_length":100,` + datasets + `}`},
 		{"a window in fractions of a second", server.PageConfig{SearchMax: 1, SearchWindow: 1500 * time.Millisecond},
-			`{"limit":{"max":1,"window_seconds":1.5},"min_letters":3,"max_length":100,"datasets":["small","large"]}`},
+			`{"limit":{"max":1,"window_seconds":1.5},"min_letters":3,"max_length":100,` + datasets + `}`},
 		{"no limit", server.PageConfig{},
-			`{"limit":null,"min_letters":3,"max_length":100,"datasets":["small","large"]}`},
+			`{"limit":null,"min_letters":3,"max_length":100,` + datasets + `}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := server.New(unreachable(t), server.WithDemoPage(tt.cfg))
+			h := server.New(mustService(t, testCities()), server.WithDemoPage(tt.cfg))
 			rec := do(t, h, http.MethodGet, "/config")
 			assertJSON(t, rec, http.StatusOK, tt.want)
 			if got := rec.Header().Get("Cache-Control"); got != "no-cache" {
@@ -156,6 +162,59 @@ func TestDemoPageConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// /config says which datasets can be searched now: an import while the
+// server runs shows at the next read, and a store that cannot answer
+// leaves every dataset available, for the search to say what is wrong.
+func TestDemoPageConfigDatasets(t *testing.T) {
+	t.Run("an import shows at the next read", func(t *testing.T) {
+		store := mustStore(t, testCities())
+		h := server.New(search.NewService(store), server.WithDemoPage(server.PageConfig{}))
+		if got := configDatasets(t, h); got != `[{"name":"small","available":true,"cities":8},{"name":"large","available":false}]` {
+			t.Errorf("before importing large: datasets = %s", got)
+		}
+		if _, err := store.Load(t.Context(), search.Large, &search.SliceReader{Cities: testCities()[:3]}, search.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := configDatasets(t, h); got != `[{"name":"small","available":true,"cities":8},{"name":"large","available":true,"cities":3}]` {
+			t.Errorf("after importing large: datasets = %s", got)
+		}
+	})
+	t.Run("a store that cannot answer", func(t *testing.T) {
+		down := searching(func(context.Context, search.Query) ([]search.City, error) {
+			return nil, fmt.Errorf("connect: %w", search.ErrUnavailable)
+		})
+		h := server.New(down, server.WithDemoPage(server.PageConfig{}))
+		if got := configDatasets(t, h); got != `[{"name":"small","available":true},{"name":"large","available":true}]` {
+			t.Errorf("datasets = %s", got)
+		}
+	})
+	t.Run("a store that hangs", func(t *testing.T) {
+		hung := searching(func(ctx context.Context, _ search.Query) ([]search.City, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		h := server.New(hung, server.WithDemoPage(server.PageConfig{}))
+		start := time.Now()
+		if got := configDatasets(t, h); got != `[{"name":"small","available":true},{"name":"large","available":true}]` {
+			t.Errorf("datasets = %s", got)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("GET /config took %v with a store that hangs, want it bounded", took)
+		}
+	})
+}
+
+// configDatasets returns the "datasets" member of GET /config, as JSON.
+func configDatasets(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	rec := do(tb, h, http.MethodGet, "/config")
+	var body struct{ Datasets json.RawMessage }
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); rec.Code != http.StatusOK || err != nil {
+		tb.Fatalf("GET /config = %d %s (%v)", rec.Code, rec.Body, err)
+	}
+	return string(body.Datasets)
 }
 
 // Loading the page must not cost a client any of its searches: only /search

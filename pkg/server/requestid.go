@@ -30,6 +30,7 @@ type requestState struct {
 	// search, or failed to with decodeErr.
 	searched  bool
 	search    search.Request
+	geoJSON   bool
 	decodeErr error
 }
 

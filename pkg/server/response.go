@@ -48,8 +48,9 @@ func (h *handler) writeMessage(w http.ResponseWriter, status int, message string
 // Header values shared by every JSON response. net/http only reads them,
 // so one slice each saves an allocation per response.
 var (
-	jsonContentType = []string{"application/json; charset=utf-8"}
-	noSniff         = []string{"nosniff"}
+	jsonContentType    = []string{"application/json; charset=utf-8"}
+	geoJSONContentType = []string{"application/geo+json; charset=utf-8"}
+	noSniff            = []string{"nosniff"}
 )
 
 // internalErrorBody is what writeJSON sends when it cannot encode v.
@@ -69,6 +70,9 @@ func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonContentType
+	if _, ok := v.(geoJSON); ok && status == http.StatusOK {
+		hdr["Content-Type"] = geoJSONContentType
+	}
 	hdr["X-Content-Type-Options"] = noSniff
 	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
@@ -96,8 +100,12 @@ var jsonBuffers = sync.Pool{New: func() any {
 // encode returns v as JSON without the newline that Encode appends. The
 // bytes are valid until release.
 func (b *jsonBuffer) encode(v any) ([]byte, error) {
-	if hits, ok := v.([]search.Hit); ok { // the hot path: no reflection
+	switch hits := v.(type) { // the hot paths: no reflection
+	case []search.Hit:
 		b.list = search.AppendJSON(b.list[:0], hits)
+		return b.list, nil
+	case geoJSON:
+		b.list = search.AppendGeoJSON(b.list[:0], hits)
 		return b.list, nil
 	}
 	b.buf.Reset()

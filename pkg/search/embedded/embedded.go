@@ -130,7 +130,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, err
 		return nil, err
 	}
 	var buf [search.MaxLimit]uint32
-	return snap.cities(snap.find(q.Prefix, q.Countries, q.Limit, buf[:0])), nil
+	return snap.cities(snap.find(q.Prefix, newFilter(&q), q.Limit, buf[:0])), nil
 }
 
 // snapshot returns the snapshot of dataset d, reading it first if the

@@ -22,8 +22,9 @@ func mustOpen(t testing.TB, dir string, opts embedded.Options) *embedded.Store {
 	return s
 }
 
-// The snapshot does not index alternate names yet.
-var suite = []storetest.Option{storetest.MainNamesOnly()}
+// The snapshot does not index alternate names or later words yet.
+var suite = []storetest.Option{storetest.Pending("matches alternate names", "finds typos in alternate names",
+	"matches later words")}
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) search.Store { return mustOpen(t, t.TempDir(), embedded.Options{}) }, suite...)

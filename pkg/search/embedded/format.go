@@ -97,6 +97,9 @@ var errCorrupt = errors.New("corrupt snapshot")
 // area is one interned (country, code, subcountry, region) combination.
 type area struct {
 	country, code, subcountry, region string
+	// subSlug and regionSlug are subcountry and region folded, for the
+	// region filter; set when a snapshot is read.
+	subSlug, regionSlug string
 }
 
 // heavyEntry locates a heavy prefix's exact matches and precomputed list.
@@ -205,7 +208,7 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 				return nil, err
 			}
 		}
-		s.areas[i] = area{country: f[0], code: f[1], subcountry: f[2], region: f[3]}
+		s.areas[i] = area{country: f[0], code: f[1], subcountry: f[2], region: f[3], subSlug: search.Slug(f[2]), regionSlug: search.Slug(f[3])}
 	}
 	for i := 0; i < s.count; i++ {
 		r := s.records[i*recordSize:]

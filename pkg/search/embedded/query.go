@@ -10,10 +10,25 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
+// filter is what a query keeps of the records in its range: the cities of
+// its countries, regions and box (see search.Query.Accepts).
+type filter struct {
+	countries, regions []string
+	box                *search.Box
+}
+
+// newFilter returns q's filter, nil when it keeps every city.
+func newFilter(q *search.Query) *filter {
+	if len(q.Countries) == 0 && len(q.Regions) == 0 && q.Box == nil {
+		return nil
+	}
+	return &filter{countries: q.Countries, regions: q.Regions, box: q.Box}
+}
+
 // find appends to dst (which must be empty with room for limit) the
 // indexes of the best limit records for prefix, best first, keeping only
-// cities of the given countries when there are any.
-func (s *snapshot) find(prefix string, countries []string, limit int, dst []uint32) []uint32 {
+// cities that countries (a filter, or nil for all) accepts.
+func (s *snapshot) find(prefix string, countries *filter, limit int, dst []uint32) []uint32 {
 	if e, ok := s.heavy[prefix]; ok && limit <= s.listCap {
 		var buf [search.MaxLimit]uint32
 		others := buf[:0]
@@ -60,7 +75,7 @@ func (s *snapshot) bounds(prefix string) (lo, hi int) {
 
 // scan ranks the records of prefix's range, which starts at lo, by
 // looking at every one of them.
-func (s *snapshot) scan(prefix string, countries []string, lo, limit int, dst []uint32) []uint32 {
+func (s *snapshot) scan(prefix string, countries *filter, lo, limit int, dst []uint32) []uint32 {
 	p := unsafe.Slice(unsafe.StringData(prefix), len(prefix))
 	// Whole-name matches come first in the range, already in rank order;
 	// the others rank by their base rank alone.
@@ -78,10 +93,26 @@ func (s *snapshot) scan(prefix string, countries []string, lo, limit int, dst []
 	return s.merge(prefix, countries, uint32(lo), uint32(exactHi), others, limit, dst)
 }
 
-// accepts reports whether record i is a city of one of countries (any
-// city, when there are none).
-func (s *snapshot) accepts(i uint32, countries []string) bool {
-	return len(countries) == 0 || slices.Contains(countries, s.areas[le32(s.rec(i), rArea)].code)
+// accepts reports whether filter f (nil: keep all) keeps record i.
+func (s *snapshot) accepts(i uint32, f *filter) bool {
+	if f == nil {
+		return true
+	}
+	r := s.rec(i)
+	a := &s.areas[le32(r, rArea)]
+	if len(f.countries) > 0 && !slices.Contains(f.countries, a.code) {
+		return false
+	}
+	if len(f.regions) > 0 && !slices.ContainsFunc(f.regions, func(reg string) bool { return reg == a.subSlug || reg == a.regionSlug }) {
+		return false
+	}
+	if f.box != nil {
+		lat := int32(le32(r, rLat))
+		if lat == noLocation || !f.box.Contains(float64(lat)/degreeScale, float64(int32(le32(r, rLon)))/degreeScale) {
+			return false
+		}
+	}
+	return true
 }
 
 // insertByRank puts record i into top, kept in rank order and at most limit long.
@@ -107,7 +138,7 @@ func insertByRank(s *snapshot, top []uint32, limit int, i uint32) []uint32 {
 // [exact, exactHi) that countries accept, which are in rank order, and
 // others, the best other matches in rank order, comparing across the two
 // with the exact boost.
-func (s *snapshot) merge(prefix string, countries []string, exact, exactHi uint32, others []uint32, limit int, dst []uint32) []uint32 {
+func (s *snapshot) merge(prefix string, countries *filter, exact, exactHi uint32, others []uint32, limit int, dst []uint32) []uint32 {
 	for len(dst) < limit {
 		for exact < exactHi && !s.accepts(exact, countries) {
 			exact++

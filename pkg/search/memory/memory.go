@@ -25,6 +25,7 @@ type Store struct {
 type dataset struct {
 	cities []search.City
 	keys   []key // every key of every city, sorted by slug
+	whole  []key // the keys of whole names, for the trie walk
 	stats  search.DatasetStats
 }
 
@@ -93,7 +94,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, err
 			break
 		}
 		c := &ds.cities[k.city]
-		if len(q.Countries) > 0 && !slices.Contains(q.Countries, c.CountryCode) {
+		if (k.Word() && !q.Words) || !q.Accepts(c) {
 			continue
 		}
 		f := search.Found{City: *c, Key: k.NameKey}
@@ -113,14 +114,15 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, err
 	return slices.Clip(found), nil
 }
 
-// WalkTrie implements search.TrieWalker: the keys are sorted, so the keys
-// below a node of the trie are a range, split by their next byte.
+// WalkTrie implements search.TrieWalker over the keys of whole names: they
+// are sorted, so the keys below a node of the trie are a range, split by
+// their next byte.
 func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
 	ds, err := s.get(ctx, d)
 	if err != nil {
 		return err
 	}
-	keys := ds.keys
+	keys := ds.whole
 	var walk func(lo, hi int, path []byte)
 	walk = func(lo, hi int, path []byte) {
 		depth := len(path)
@@ -162,6 +164,12 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.Slug, b.Slug) })
+	var whole []key
+	for _, k := range keys {
+		if !k.Word() {
+			whole = append(whole, k)
+		}
+	}
 	opts.Enter(search.PhaseSwapping)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,7 +185,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, fmt.Errorf("load %s: %w", d, err)
 		}
 	}
-	s.datasets[d] = &dataset{cities: cities, keys: keys, stats: search.DatasetStats{
+	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, stats: search.DatasetStats{
 		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
 	}}
 	return stats, nil

@@ -32,8 +32,8 @@ const (
 	indexSlug = "slug_population"
 	// indexAltRank serves the matches of a prefix through alternate names
 	// by population; indexAltSlug the whole alternate-name matches.
-	indexAltRank = "alt_prefixes_population"
-	indexAltSlug = "alt_slugs_population"
+	indexAltRank = "key_prefixes_population"
+	indexAltSlug = "keys_population"
 )
 
 // metaID is the _id of the dataset document.
@@ -55,15 +55,20 @@ type cityDoc struct {
 	Lat         *float64      `bson:"lat,omitempty"`
 	Lon         *float64      `bson:"lon,omitempty"`
 	AltNames    []string      `bson:"alt_names,omitempty"`
-	// AltSlugs are the keys of the alternate names (see search.Keys), and
-	// AltIndex which name each folds (search.NameKey.Alt): two arrays
-	// rather than one of documents, as FerretDB matches ranges on the
-	// elements of arrays of scalars only. AltPrefixes are their first
-	// 1..PrefixLen bytes, for the alternate-name ranking index.
-	AltSlugs    []string `bson:"alt_slugs,omitempty"`
-	AltIndex    []int32  `bson:"alt_index,omitempty"`
-	AltPrefixes []string `bson:"alt_prefixes,omitempty"`
-	SourceID    int64    `bson:"id,omitempty"`
+	// Keys are the city's keys besides its slug (see search.Keys: its
+	// alternate names and later words), KeyAlt and KeyOffset which name
+	// each folds and from where (search.NameKey): parallel arrays rather
+	// than one of documents, as FerretDB matches ranges on the elements
+	// of arrays of scalars only. KeyPrefixes are their first
+	// 1..PrefixLen bytes, for their ranking index.
+	Keys        []string `bson:"keys,omitempty"`
+	KeyAlt      []int32  `bson:"key_alt,omitempty"`
+	KeyOffset   []int32  `bson:"key_offset,omitempty"`
+	KeyPrefixes []string `bson:"key_prefixes,omitempty"`
+	// AreaSlugs are the city's subcountry and region folded, for the
+	// region filter.
+	AreaSlugs []string `bson:"area_slugs,omitempty"`
+	SourceID  int64    `bson:"id,omitempty"`
 }
 
 // metaDoc describes the import that wrote a collection.
@@ -109,29 +114,40 @@ func newCityDoc(c *search.City, gen bson.ObjectID) cityDoc {
 		d.Lat, d.Lon = &c.Lat, &c.Lon
 	}
 	for _, k := range search.Keys(c)[1:] {
-		d.AltSlugs = append(d.AltSlugs, k.Slug)
-		d.AltIndex = append(d.AltIndex, int32(k.Alt))
+		d.Keys = append(d.Keys, k.Slug)
+		d.KeyAlt = append(d.KeyAlt, int32(k.Alt))
+		d.KeyOffset = append(d.KeyOffset, int32(k.Offset))
 		for _, p := range prefixes(k.Slug) {
-			if !slices.Contains(d.AltPrefixes, p) {
-				d.AltPrefixes = append(d.AltPrefixes, p)
+			if !slices.Contains(d.KeyPrefixes, p) {
+				d.KeyPrefixes = append(d.KeyPrefixes, p)
 			}
+		}
+	}
+	for _, a := range []string{c.Subcountry, c.Region} {
+		if slug := search.Slug(a); slug != "" && !slices.Contains(d.AreaSlugs, slug) {
+			d.AreaSlugs = append(d.AreaSlugs, slug)
 		}
 	}
 	return d
 }
 
-// found returns the city of d with its best key that starts with prefix
-// (see search.CompareFound); ok is false when no key does.
-func (d *cityDoc) found(prefix string) (f search.Found, ok bool) {
+// found returns the city of d with its best key that starts with q's
+// prefix (see search.CompareFound), keys of later words only with q.Words;
+// ok is false when no key does.
+func (d *cityDoc) found(q *search.Query) (f search.Found, ok bool) {
+	prefix := q.Prefix
 	f.City = d.city()
 	if strings.HasPrefix(d.Slug, prefix) {
 		f.Key, ok = search.NameKey{Slug: d.Slug}, true
 	}
-	for i, slug := range d.AltSlugs {
-		if i >= len(d.AltIndex) {
+	for i, slug := range d.Keys {
+		if i >= len(d.KeyAlt) || i >= len(d.KeyOffset) {
 			break // not written by Load
 		}
-		key := search.NameKey{Slug: slug, Alt: int(d.AltIndex[i])}
+		key := search.NameKey{Slug: slug, Alt: int(d.KeyAlt[i]), Offset: int(d.KeyOffset[i])}
+		if key.Word() && !q.Words {
+			continue
+		}
 		if strings.HasPrefix(slug, prefix) && (!ok || search.CompareKeys(prefix, key, d.Population, prefix, f.Key, d.Population) < 0) {
 			f.Key, ok = key, true
 		}

@@ -248,11 +248,11 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 			Options: options.Index().SetName(indexSlug),
 		},
 		{
-			Keys:    bson.D{{Key: "alt_prefixes", Value: 1}, {Key: "population", Value: -1}},
+			Keys:    bson.D{{Key: "key_prefixes", Value: 1}, {Key: "population", Value: -1}},
 			Options: options.Index().SetName(indexAltRank),
 		},
 		{
-			Keys:    bson.D{{Key: "alt_slugs", Value: 1}, {Key: "population", Value: -1}},
+			Keys:    bson.D{{Key: "keys", Value: 1}, {Key: "population", Value: -1}},
 			Options: options.Index().SetName(indexAltSlug),
 		},
 	})

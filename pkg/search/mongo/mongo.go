@@ -13,10 +13,12 @@
 //     a duplicate listing of the same place collides on insert;
 //   - slug_len: the slug's length, a key of the ranking;
 //   - prefixes: the slug's first 1..PrefixLen bytes, for the ranking index;
-//   - alt_slugs and alt_index: the keys of the alternate names (see
-//     search.Keys) and which name each folds, and alt_prefixes their first
-//     1..PrefixLen bytes: in the city's own document, under multikey
-//     indexes, so that they can never drift from it;
+//   - keys, key_alt and key_offset: the city's other keys (see
+//     search.Keys: its alternate names and later words) and which name
+//     each folds from where, and key_prefixes their first 1..PrefixLen
+//     bytes: in the city's own document, under multikey indexes, so that
+//     they can never drift from it;
+//   - area_slugs: its subcountry and region folded, for region filters;
 //   - gen: the ObjectID of the import that wrote it.
 //
 // One more document, {_id: "dataset", slug: ""}, records the import: its
@@ -49,10 +51,11 @@
 // The two lists are merged in Go with search.Compare. Compare's last keys
 // (name, country, …) are applied in Go too: when the (limit+1)th document
 // ties with the limit-th on population and slug, the whole tie group is
-// read. Two more queries find the cities through their alternate names, on
-// {alt_slugs, population: -1} (whole alternate names) and {alt_prefixes,
-// population: -1} (the others), by population; which of a city's names
-// matched, and so its rank, is settled in Go. Every document carries its
+// read. Two more queries find the cities through their other keys, on
+// {keys, population: -1} (whole keys) and {key_prefixes, population: -1}
+// (the others), by population; which of a city's keys matched, and so its
+// rank, is settled in Go. Region and box filters are conditions on
+// area_slugs, lat and lon. Every document carries its
 // import's gen, and an answer whose queries saw different imports is asked
 // again, so that a search racing a Load still sees one dataset. Driver
 // errors that mean the server cannot be reached or answer in time become

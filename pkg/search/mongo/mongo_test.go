@@ -46,7 +46,7 @@ func TestStore(t *testing.T) {
 	uri := mongotest.URI(t)
 	var opts []storetest.Option
 	if os.Getenv(mongotest.EnvURI) == "" { // FerretDB
-		opts = append(opts, storetest.ReferenceQueries(300))
+		opts = append(opts, storetest.SmallReference(600, 300))
 	}
 	storetest.Run(t, func(t *testing.T) search.Store { return mustOpen(t, uri, mongo.Options{}) }, opts...)
 }

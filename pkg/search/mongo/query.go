@@ -147,7 +147,7 @@ func (s *Store) search(ctx context.Context, q search.Query) ([]search.Found, err
 			if seen[string(docs[i].ID)] {
 				continue // found through two of its names
 			}
-			if f, ok := docs[i].found(q.Prefix); ok {
+			if f, ok := docs[i].found(&q); ok {
 				seen[string(docs[i].ID)] = true
 				found = append(found, f)
 			}
@@ -165,15 +165,15 @@ func (s *Store) search(ctx context.Context, q search.Query) ([]search.Found, err
 // its other matches, each by population (see byPopulation).
 func (s *Store) alts(ctx context.Context, coll *mongo.Collection, q search.Query) ([]cityDoc, error) {
 	matches := func(d *cityDoc) bool {
-		_, ok := d.found(q.Prefix)
+		_, ok := d.found(&q)
 		return ok
 	}
-	exactFilter := withCountries(bson.D{{Key: "alt_slugs", Value: q.Prefix}}, q.Countries)
+	exactFilter := withFilters(bson.D{{Key: "keys", Value: q.Prefix}}, &q)
 	exact, err := s.byPopulation(ctx, coll, exactFilter, indexAltSlug, q.Limit, matches)
 	if err != nil {
 		return nil, err
 	}
-	otherFilter := withCountries(bson.D{{Key: "alt_prefixes", Value: q.Prefix[:min(len(q.Prefix), PrefixLen)]}}, q.Countries)
+	otherFilter := withFilters(bson.D{{Key: "key_prefixes", Value: q.Prefix[:min(len(q.Prefix), PrefixLen)]}}, &q)
 	other, err := s.byPopulation(ctx, coll, otherFilter, indexAltRank, q.Limit, matches)
 	if err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func (s *Store) byPopulation(ctx context.Context, coll *mongo.Collection, filter
 	batch := int32(2 * (limit + 1))
 	cur, err := coll.Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "population", Value: -1}}).SetHint(hint).SetBatchSize(batch).
-		SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "alt_prefixes", Value: 0}}))
+		SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "key_prefixes", Value: 0}}))
 	if err != nil {
 		return nil, err
 	}
@@ -225,16 +225,25 @@ func (s *Store) others(ctx context.Context, coll *mongo.Collection, q search.Que
 		slug = append(slug, bson.E{Key: "$lt", Value: next})
 	}
 	filter := bson.D{{Key: "prefixes", Value: q.Prefix[:min(len(q.Prefix), PrefixLen)]}, {Key: "slug", Value: slug}}
-	filter = withCountries(filter, q.Countries)
+	filter = withFilters(filter, &q)
 	return s.find(ctx, coll, filter, q.Limit+1, options.Find().SetSort(rankSort).SetHint(indexRank))
 }
 
-// withCountries adds q.Countries to a filter.
-func withCountries(filter bson.D, countries []string) bson.D {
-	if len(countries) == 0 {
-		return filter
+// withFilters adds the filters of q (see search.Query.Accepts) to filter:
+// countries, regions and box.
+func withFilters(filter bson.D, q *search.Query) bson.D {
+	if len(q.Countries) > 0 {
+		filter = append(filter, bson.E{Key: "country_code", Value: bson.D{{Key: "$in", Value: q.Countries}}})
 	}
-	return append(filter, bson.E{Key: "country_code", Value: bson.D{{Key: "$in", Value: countries}}})
+	if len(q.Regions) > 0 {
+		filter = append(filter, bson.E{Key: "area_slugs", Value: bson.D{{Key: "$in", Value: q.Regions}}})
+	}
+	if b := q.Box; b != nil {
+		filter = append(filter,
+			bson.E{Key: "lat", Value: bson.D{{Key: "$gte", Value: b.MinLat}, {Key: "$lte", Value: b.MaxLat}}},
+			bson.E{Key: "lon", Value: bson.D{{Key: "$gte", Value: b.MinLon}, {Key: "$lte", Value: b.MaxLon}}})
+	}
+	return filter
 }
 
 // head reads from coll, in one query, its dataset document and the first
@@ -243,17 +252,14 @@ func withCountries(filter bson.D, countries []string) bson.D {
 // dataset document is nil when coll holds no dataset.
 func (s *Store) head(ctx context.Context, coll *mongo.Collection, q search.Query) (*metaDoc, []cityDoc, error) {
 	filter := bson.D{{Key: "slug", Value: bson.D{{Key: "$in", Value: bson.A{"", q.Prefix}}}}}
-	if len(q.Countries) > 0 {
-		filter = append(filter, bson.E{Key: "$or", Value: bson.A{
-			bson.D{{Key: "_id", Value: metaID}},
-			bson.D{{Key: "country_code", Value: bson.D{{Key: "$in", Value: q.Countries}}}},
-		}})
+	if cities := withFilters(bson.D{}, &q); len(cities) > 0 {
+		filter = append(filter, bson.E{Key: "$or", Value: bson.A{bson.D{{Key: "_id", Value: metaID}}, cities}})
 	}
 	n := q.Limit + 2
 	cur, err := coll.Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: "slug", Value: 1}, {Key: "population", Value: -1}}).
 		SetLimit(int64(n)).SetBatchSize(int32(n)).
-		SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "alt_prefixes", Value: 0}}))
+		SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "key_prefixes", Value: 0}}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -329,7 +335,7 @@ func (s *Store) readMeta(ctx context.Context, coll *mongo.Collection) (*metaDoc,
 // find runs one query of a search for at most limit cities (limit 0: all),
 // without the prefixes that only the index needs.
 func (s *Store) find(ctx context.Context, coll *mongo.Collection, filter bson.D, limit int, opts *options.FindOptionsBuilder) ([]cityDoc, error) {
-	opts.SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "alt_prefixes", Value: 0}})
+	opts.SetProjection(bson.D{{Key: "prefixes", Value: 0}, {Key: "key_prefixes", Value: 0}})
 	if limit > 0 {
 		opts.SetLimit(int64(limit)).SetBatchSize(int32(limit))
 	}
@@ -360,7 +366,7 @@ func (s *Store) completeTies(ctx context.Context, coll *mongo.Collection, gen bs
 	if next.Slug != last.Slug || next.Population != last.Population {
 		return docs[:want], nil
 	}
-	filter := withCountries(bson.D{{Key: "slug", Value: last.Slug}, {Key: "population", Value: last.Population}}, q.Countries)
+	filter := withFilters(bson.D{{Key: "slug", Value: last.Slug}, {Key: "population", Value: last.Population}}, &q)
 	group, err := s.find(ctx, coll, filter, 0, options.Find())
 	if err != nil {
 		return nil, err

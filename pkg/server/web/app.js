@@ -1,7 +1,9 @@
 // cityfinder's demo page: an autocomplete box over GET /search that follows
 // the WAI-ARIA combobox pattern and paces its requests under the server's
 // rate limit, which it learns from GET /config or, failing that, from the
-// RateLimit-Policy header of the answers.
+// RateLimit-Policy header of the answers. /config also says which datasets
+// can be searched; the page reads it again when a search says a dataset is
+// not available.
 "use strict";
 
 (() => {
@@ -18,11 +20,26 @@
   const CACHE_SIZE = 100;
   // Below these, "Searching…" and pacing notes would only flicker.
   const BUSY_NOTE_MS = 300;
+  // The open list ends this far above the bottom of what the screen shows,
+  // and is never made shorter than LIST_MIN_PX (about three options): with
+  // less room than that, the page scrolls to make it.
+  const LIST_MARGIN_PX = 8;
+  const LIST_MIN_PX = 140;
+  // What the page says, in its own words, when a search fails on the
+  // server's side or never reaches it: the server's words for those are
+  // meant for whoever runs it.
+  const UNAVAILABLE = "Search is unavailable right now. Try again in a moment.";
+  const UNREACHABLE = "The server could not be reached. Check your connection and try again.";
+  // The location goes to the server rounded to this many decimals (about
+  // a kilometre): enough to put nearby cities first, and no more precise
+  // than that needs.
+  const LOCATION_DECIMALS = 2;
 
   const $ = (id) => document.getElementById(id);
   const form = $("search");
   const input = $("q");
   const list = $("suggestions");
+  const locate = $("locate");
   const status = $("status");
   const details = $("details");
   const detailsName = $("details-name");
@@ -109,7 +126,8 @@
   const state = {
     seq: 0, // the latest query asked for
     shown: 0, // the query whose answer is on screen
-    want: null, // {text, dataset, seq}: waiting for the pacer
+    near: null, // {lat, lon}: where the user is, once they asked for it
+    want: null, // {text, dataset, near, seq}: waiting for the pacer
     inflight: null, // {controller, seq}
     results: [],
     active: -1,
@@ -124,6 +142,7 @@
     clearTimeout(state.noteTimer);
     status.textContent = text;
     status.className = kind ? `status is-${kind}` : "status";
+    fitList(); // the list starts below the status line, which may have grown
   }
 
   // note shows a passing remark (searching, pacing) unless an answer comes
@@ -133,11 +152,14 @@
     state.noteTimer = setTimeout(() => {
       status.textContent = text;
       status.className = "status is-busy";
+      fitList();
     }, BUSY_NOTE_MS);
   }
 
   function hint() {
-    setStatus(`Type at least ${config.minLetters} letters to see matching cities.`);
+    const radio = checkedDataset();
+    if (radio && radio.disabled) setStatus(notAvailable(radio), "error");
+    else setStatus(`Type at least ${config.minLetters} letters to see matching cities.`);
   }
 
   // --- the list ------------------------------------------------------------
@@ -150,6 +172,19 @@
     if (state.results.length === 0) return;
     list.hidden = false;
     input.setAttribute("aria-expanded", "true");
+    fitList();
+  }
+
+  // fitList makes the open list end above the bottom of what the screen
+  // shows (on a phone, above the on-screen keyboard too), so that every
+  // option is either in view or reachable by scrolling the list itself.
+  function fitList() {
+    if (list.hidden) return;
+    const vv = window.visualViewport;
+    const bottom = vv ? vv.offsetTop + vv.height : window.innerHeight;
+    const room = Math.floor(bottom - list.getBoundingClientRect().top - LIST_MARGIN_PX);
+    list.style.maxHeight = `${Math.max(room, LIST_MIN_PX)}px`;
+    if (room < LIST_MIN_PX) list.scrollIntoView({ block: "nearest" });
   }
 
   function closeList() {
@@ -203,10 +238,24 @@
     parent.append(chars.slice(0, start).join(""), mark, chars.slice(end).join(""));
   }
 
-  function regionOf(city) {
-    if (city.subcountry) return city.subcountry;
-    if (city.region) return `Region ${city.region}`;
-    return "";
+  // where names the city's region and country, and how far it is when the
+  // search was near the user. Region codes ("Q6", "07") mean nothing to
+  // people: only a region's name is shown.
+  function where(city) {
+    return [city.subcountry, city.country, distance(city)].filter(Boolean).join(" · ");
+  }
+
+  function distance(city) {
+    const km = city.distance_km;
+    if (typeof km !== "number") return "";
+    return km < 10 ? `${km.toFixed(1)} km` : `${Math.round(km).toLocaleString("en")} km`;
+  }
+
+  // matchedName is the other name of the city that the query matched
+  // ("Cologne" for Köln), with its span; null when it matched the name.
+  function matchedName(city) {
+    const m = city.matched;
+    return m && typeof m.name === "string" && m.name ? m : null;
   }
 
   function option(city, i) {
@@ -215,13 +264,27 @@
     li.className = "option";
     li.setAttribute("role", "option");
     li.setAttribute("aria-selected", "false");
+    const title = document.createElement("span");
+    title.className = "option-title";
     const name = document.createElement("span");
     name.className = "option-name";
-    highlighted(name, city.name, city.match);
-    const where = document.createElement("span");
-    where.className = "option-where";
-    where.textContent = [regionOf(city), city.country].filter(Boolean).join(" · ");
-    li.append(name, where);
+    const alt = matchedName(city);
+    highlighted(name, city.name, alt ? null : city.match);
+    title.append(name);
+    if (alt) {
+      // Köln — matched Cologne: why a name the user did not type came up.
+      const why = document.createElement("span");
+      why.className = "option-matched";
+      const altName = document.createElement("span");
+      altName.className = "option-alt";
+      highlighted(altName, alt.name, alt);
+      why.append(" — matched ", altName);
+      title.append(why);
+    }
+    const place = document.createElement("span");
+    place.className = "option-where";
+    place.textContent = where(city);
+    li.append(title, place);
     // mousedown would take the focus from the input and close the list.
     li.addEventListener("mousedown", (e) => e.preventDefault());
     li.addEventListener("click", () => pick(i));
@@ -241,9 +304,26 @@
       setStatus(`No cities matching '${text}'`);
       return;
     }
-    openList();
-    const n = cities.length;
-    setStatus(`${n} ${n === 1 ? "city" : "cities"} matching '${text}'. Use ↑ ↓ and Enter to choose.`);
+    setStatus(`${describeResults(text, cities)} ${howToChoose()}`);
+    openList(); // after the status line, which the list goes below
+  }
+
+  // howToChoose tells keyboard users their keys, and people on a touch
+  // screen, who have none, to tap.
+  function howToChoose() {
+    return window.matchMedia("(pointer: coarse)").matches ? "Tap one to choose it." : "Use ↑ ↓ and Enter to choose.";
+  }
+
+  // describeResults says what the list shows: prefix matches, or the
+  // spellings that typo matches were corrected to.
+  function describeResults(text, cities) {
+    const exact = cities.filter((c) => !(c.edits > 0)).length;
+    const corrected = [...new Set(cities.filter((c) => c.edits > 0 && c.corrected).map((c) => c.corrected))];
+    const count = (n) => `${n} ${n === 1 ? "city" : "cities"}`;
+    if (corrected.length === 0) return `${count(cities.length)} matching '${text}'.`;
+    const spelling = corrected.length === 1 ? corrected[0] : `${corrected[0]} and similar spellings`;
+    if (exact === 0) return `No city matches '${text}'. Showing results for ${spelling}.`;
+    return `${count(exact)} matching '${text}', then results for ${spelling}.`;
   }
 
   // --- details -------------------------------------------------------------
@@ -260,8 +340,10 @@
     closeList();
     const rows = [["Country", city.country_code ? `${city.country} (${city.country_code.toUpperCase()})` : city.country]];
     if (city.subcountry) rows.push(["Region", city.subcountry]);
-    if (city.region) rows.push(["Region code", city.region]);
+    const alt = matchedName(city);
+    if (alt) rows.push(["Also called", alt.name]);
     if (city.population) rows.push(["Population", city.population.toLocaleString("en")]);
+    if (distance(city)) rows.push(["Distance", `${distance(city)} from you`]);
     if (typeof city.lat === "number" && typeof city.lon === "number") {
       rows.push(["Coordinates", `${coordinate(city.lat, "N", "S")}, ${coordinate(city.lon, "E", "W")}`]);
     }
@@ -283,13 +365,32 @@
   // --- searching -----------------------------------------------------------
 
   function letters(text) {
-    // Letters and decimal digits, as the server counts them (unicode.IsLetter, IsDigit).
-    return (text.match(/[\p{L}\p{Nd}]/gu) || []).length;
+    // The server counts the letters of the folded text: a Chinese,
+    // Japanese or Korean character folds to a syllable of two or more
+    // letters ("東京" is "dong-jing"), any other letter or digit to one.
+    const all = (text.match(/[\p{L}\p{Nd}]/gu) || []).length;
+    const syllables = (text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu) || []).length;
+    return all + syllables;
   }
 
   function dataset() {
-    const checked = form.querySelector('input[name="dataset"]:checked');
+    const checked = checkedDataset();
     return checked ? checked.value : "small";
+  }
+
+  function checkedDataset() {
+    return form.querySelector('input[name="dataset"]:checked');
+  }
+
+  function datasetRadios() {
+    return Array.from(form.querySelectorAll('input[name="dataset"]'));
+  }
+
+  // notAvailable says that the dataset of radio cannot be searched yet.
+  function notAvailable(radio) {
+    if (datasetRadios().every((r) => r.disabled)) return "No dataset is available yet. Try again later.";
+    const name = radio.closest("label").querySelector(".dataset-name").textContent;
+    return `The ${name} dataset is not available yet. Choose another dataset.`;
   }
 
   function cancelPending() {
@@ -320,8 +421,14 @@
     clearTimeout(state.debounceTimer);
     const text = input.value.trim();
     if (letters(text) < config.minLetters) return;
+    const radio = checkedDataset();
+    if (radio && radio.disabled) {
+      cancelPending();
+      showError(notAvailable(radio));
+      return;
+    }
     const seq = ++state.seq;
-    const want = { text, dataset: dataset(), seq };
+    const want = { text, dataset: dataset(), near: state.near, seq };
     const cached = cache.get(cacheKey(want));
     if (cached) {
       state.want = null;
@@ -334,7 +441,8 @@
   }
 
   function cacheKey(want) {
-    return `${want.dataset}\n${want.text}`;
+    const near = want.near ? `${want.near.lat},${want.near.lon}` : "";
+    return `${want.dataset}\n${near}\n${want.text}`;
   }
 
   function remember(want, cities) {
@@ -370,6 +478,10 @@
     const settle = pacer.start(performance.now());
     note("Searching…");
     const params = new URLSearchParams({ q: want.text, dataset: want.dataset });
+    if (want.near) {
+      params.set("lat", want.near.lat);
+      params.set("lon", want.near.lon);
+    }
     let resp = null;
     let body = null;
     try {
@@ -381,20 +493,29 @@
     const aborted = controller.signal.aborted;
     settle(performance.now(), aborted);
     if (state.inflight === flight) state.inflight = null;
-    if (!aborted) handle(want, resp, body);
+    if (!aborted) await handle(want, resp, body);
     pump(); // after handle, so that a 429's Retry-After holds back the next query
   }
 
   // handle shows the server's answer to want: cities, or what went wrong.
-  function handle(want, resp, body) {
+  // The server's messages are shown for what the user can act on (a query
+  // it refuses, the rate limit); a failure on its side is said in the
+  // page's words, after asking /config whether the dataset is there at all.
+  async function handle(want, resp, body) {
     if (!resp) {
-      answer(want, () => showError("Network error: the server could not be reached. Is cityfinder serve running?"));
+      answer(want, () => showError(UNREACHABLE));
       return;
     }
     pacer.learn(resp.headers.get("RateLimit-Policy"));
     if (resp.ok && Array.isArray(body)) {
       remember(want, body);
       answer(want, () => showResults(want.text, body));
+      return;
+    }
+    if (resp.status >= 500) {
+      if (resp.status === 503) await loadConfig();
+      const radio = datasetRadios().find((r) => r.value === want.dataset);
+      answer(want, () => showError(radio && radio.disabled ? notAvailable(radio) : UNAVAILABLE));
       return;
     }
     const message = (body && typeof body.message === "string" && body.message) || `The server answered ${resp.status} ${resp.statusText}`.trim();
@@ -468,6 +589,40 @@
   });
 
   input.addEventListener("blur", closeList);
+
+  // The location button asks the browser where the user is, only when
+  // pressed (never on load), and puts nearby cities first from then on;
+  // pressed again, it forgets the location.
+  locate.addEventListener("click", () => {
+    if (locate.getAttribute("aria-busy") === "true") return;
+    if (state.near) {
+      useLocation(null);
+      return;
+    }
+    locate.setAttribute("aria-busy", "true");
+    note("Finding where you are…");
+    navigator.geolocation.getCurrentPosition(
+      (pos) => {
+        locate.removeAttribute("aria-busy");
+        const round = (v) => Number(v.toFixed(LOCATION_DECIMALS));
+        useLocation({ lat: round(pos.coords.latitude), lon: round(pos.coords.longitude) });
+      },
+      (err) => {
+        locate.removeAttribute("aria-busy");
+        if (err.code === err.PERMISSION_DENIED) setStatus("Your location was not shared, so cities are not sorted by distance.");
+        else setStatus("Your location could not be found. Try again in a moment.", "error");
+      },
+      { maximumAge: 10 * 60 * 1000, timeout: 15 * 1000 },
+    );
+  });
+
+  function useLocation(near) {
+    state.near = near;
+    locate.setAttribute("aria-pressed", String(near !== null));
+    if (letters(input.value.trim()) >= config.minLetters) ask();
+    else if (near) setStatus("Cities near you will come first.");
+    else hint();
+  }
   // The list can be open without the focus in the input (after a switch of
   // dataset): a press anywhere else closes it.
   document.addEventListener("pointerdown", (e) => {
@@ -477,31 +632,70 @@
   form.addEventListener("change", (e) => {
     if (e.target.name === "dataset") ask();
   });
+  // A click on a dataset that is not available asks /config again: it may
+  // have been imported since, and then it is chosen as the click meant.
+  form.addEventListener("click", async (e) => {
+    const radio = e.target.closest(".dataset")?.querySelector("input");
+    if (!radio || !radio.disabled) return;
+    await loadConfig();
+    if (radio.disabled) return;
+    radio.checked = true;
+    if (letters(input.value.trim()) >= config.minLetters) ask();
+    else hint();
+  });
 
+  // loadConfig reads /config: the rate limit, the query limits, and which
+  // datasets can be searched. It never fails: without /config the page
+  // learns the limit from the first answer's RateLimit-Policy header.
   async function loadConfig() {
+    let c;
     try {
       const resp = await fetch("/config", { headers: { Accept: "application/json" } });
-      if (!resp.ok) throw new Error(`GET /config: ${resp.status}`);
-      const c = await resp.json();
-      if (Number.isInteger(c.min_letters) && c.min_letters > 0) config.minLetters = c.min_letters;
-      if (Number.isInteger(c.max_length) && c.max_length > 0) input.maxLength = c.max_length;
-      const limit = c.limit;
-      if (limit && limit.max > 0 && limit.window_seconds > 0) {
-        pacer.setLimit(limit.max, limit.window_seconds * 1000, "config");
-      }
-      if (Array.isArray(c.datasets)) {
-        for (const radio of form.querySelectorAll('input[name="dataset"]')) {
-          radio.disabled = !c.datasets.includes(radio.value);
-        }
-      }
+      if (!resp.ok) return;
+      c = await resp.json();
     } catch {
-      // A server without /config: the first answer's RateLimit-Policy
-      // header tells the limit instead.
+      return;
     }
+    if (!c || typeof c !== "object") return;
+    if (Number.isInteger(c.min_letters) && c.min_letters > 0) config.minLetters = c.min_letters;
+    if (Number.isInteger(c.max_length) && c.max_length > 0) input.maxLength = c.max_length;
+    const limit = c.limit;
+    if (limit && limit.max > 0 && limit.window_seconds > 0) {
+      pacer.setLimit(limit.max, limit.window_seconds * 1000, "config");
+    }
+    if (Array.isArray(c.datasets)) showDatasets(c.datasets);
+  }
+
+  // showDatasets disables the datasets that cannot be searched yet, saying
+  // so in place of their description.
+  function showDatasets(datasets) {
+    for (const radio of datasetRadios()) {
+      const d = datasets.find((x) => x && x.name === radio.value);
+      const note = radio.closest("label").querySelector(".dataset-note");
+      note.dataset.text ??= note.textContent;
+      radio.disabled = !d || d.available === false;
+      note.textContent = radio.disabled ? "not available yet" : note.dataset.text;
+    }
+  }
+
+  async function start() {
+    await loadConfig();
     config.loaded = true;
+    // The default dataset may be the one missing: start on one that is there.
+    const checked = checkedDataset();
+    const other = datasetRadios().find((r) => !r.disabled);
+    if (checked && checked.disabled && other) other.checked = true;
     if (letters(input.value.trim()) >= config.minLetters) ask(); // a value the browser restored
     else hint();
   }
 
-  loadConfig();
+  // Browsers give the location only to pages from a secure origin
+  // (https, or this machine).
+  locate.hidden = !(window.isSecureContext && "geolocation" in navigator);
+
+  window.addEventListener("resize", fitList);
+  window.addEventListener("scroll", fitList, { passive: true });
+  window.visualViewport?.addEventListener("resize", fitList);
+
+  start();
 })();
