@@ -71,7 +71,7 @@ bench: build
 
 # Every fuzz target, as directory:function.
 FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzAppendJSON \
-	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow pkg/importer:FuzzGeoNamesRow \
+	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow pkg/importer:FuzzGeoNamesRow pkg/importer:FuzzParseDecimal \
 	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery pkg/limiter/redis:FuzzParseURLPassword
 
 FUZZTIME ?= 10s

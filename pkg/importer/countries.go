@@ -69,25 +69,40 @@ type country struct {
 // It notes the code of each row whose code has no name, for an
 // unknownCountries to count (see takeUnknown).
 type countryNames struct {
-	namer   display.Namer
-	known   map[string]country
+	namer display.Namer
+	// byCode holds the codes looked up so far, by the index of their two
+	// letters or digits (see codeIndex).
+	byCode  [36 * 36]*country
 	pending []string
 }
 
 func newCountryNames() countryNames {
-	return countryNames{namer: display.English.Regions(), known: make(map[string]country)}
+	return countryNames{namer: display.English.Regions()}
 }
 
-// lookup returns the entry of a lower-case code and notes a row with it.
-func (c *countryNames) lookup(code []byte) country {
-	co, ok := c.known[string(code)]
-	if !ok {
-		co = country{code: string(code)}
-		co.name, co.known = countryName(c.namer, co.code)
-		if len(c.known) < maxCache {
-			c.known[co.code] = co
+// codeIndex numbers a two-character code of lower-case letters and digits.
+func codeIndex(code []byte) int {
+	n := 0
+	for _, c := range code {
+		if c <= '9' {
+			n = n*36 + 26 + int(c-'0')
+		} else {
+			n = n*36 + int(c-'a')
 		}
 	}
+	return n
+}
+
+// lookup returns the entry of a lower-case code of two letters or digits
+// (see appendCountryCode) and notes a row with it.
+func (c *countryNames) lookup(code []byte) country {
+	i := codeIndex(code)
+	if c.byCode[i] == nil {
+		co := &country{code: string(code)}
+		co.name, co.known = countryName(c.namer, co.code)
+		c.byCode[i] = co
+	}
+	co := *c.byCode[i]
 	if !co.known {
 		c.pending = append(c.pending, co.code)
 	}

@@ -34,9 +34,19 @@ const (
 // indexed to enrich the cities of another dataset as they are imported
 // (see Options.Enrich and Enrich). It is read-only once loaded, and safe
 // for concurrent use.
+//
+// It holds no pointer but to a few large blocks (every name is in one
+// string), so that the garbage collector, which marks the whole heap in
+// each cycle of an import, spends no time on it.
 type Gazetteer struct {
 	places []gazPlace
-	byID   map[uint32]int32
+	// text holds the names of every place, each followed by its slug;
+	// names locates them.
+	text  string
+	names []gazName
+	// admin1s are the admin1 codes, by gazPlace.admin1.
+	admin1s []string
+	byID    map[uint32]int32
 	// byName finds places by country and folded name or ASCII name,
 	// byAlt by country and folded alternate name.
 	byName, byAlt nameIndex
@@ -49,17 +59,45 @@ type Gazetteer struct {
 // gazPlace is what enrichment takes from a place.
 type gazPlace struct {
 	id         uint32
-	lat, lon   float64
+	country    code // none when the place is in no country
+	admin1     uint32
 	population int64
-	country    string
-	admin1     string
-	// names are the place's names, its name first, then its ASCII and
-	// alternate names, one per slug: the tidy ones (see nameTidier); slugs
-	// are their slugs.
-	names, slugs []string
-	// main and ascii are the slugs of the name and ASCII name ("" when it
-	// is the name).
-	main, ascii string
+	lat, lon   float64
+	// Its names are names[first:first+count]: its name first, then its
+	// ASCII and alternate names, one per slug, the tidy ones (see
+	// nameTidier).
+	first, count uint32
+}
+
+// code is a lower-case ISO 3166 alpha-2 country code.
+type code [2]byte
+
+// countryCode is the code of s, or none when s is not two characters.
+func countryCode(s string) code {
+	if len(s) != 2 {
+		return code{}
+	}
+	return code{s[0], s[1]}
+}
+
+// gazName is one name of a place: text[off:off+nameLen], then its slug.
+type gazName struct {
+	off              uint32
+	nameLen, slugLen uint16
+	// byName tells the place's name and ASCII name from its alternate
+	// names.
+	byName bool
+}
+
+func (g *Gazetteer) name(k uint32) string {
+	n := &g.names[k]
+	return g.text[n.off : n.off+uint32(n.nameLen)]
+}
+
+func (g *Gazetteer) slug(k uint32) string {
+	n := &g.names[k]
+	start := n.off + uint32(n.nameLen)
+	return g.text[start : start+uint32(n.slugLen)]
 }
 
 // nameIndex finds places by country and slug. It keys a map by a hash of
@@ -69,16 +107,22 @@ type gazPlace struct {
 type nameIndex struct {
 	heads map[uint64]int32 // first link of a hash
 	links []nameLink
+	// seen is a Bloom filter of the hashes held (two bits each, 8 bits a
+	// name), small enough to stay in a CPU cache: most names looked up are
+	// not in the index (3 million MaxMind rows, 140 thousand places), and
+	// it answers for them without a cache miss in the map.
+	seen  []uint64
+	shift uint
 }
 
 type nameLink struct{ place, next int32 }
 
 var nameSeed = maphash.MakeSeed()
 
-func nameHash(country, slug string) uint64 {
+func nameHash(country code, slug string) uint64 {
 	h := maphash.String(nameSeed, slug)
-	for i := range len(country) {
-		h = (h ^ uint64(country[i])) * 0x100000001b3
+	for _, c := range country {
+		h = (h ^ uint64(c)) * 0x100000001b3
 	}
 	return h
 }
@@ -87,9 +131,19 @@ func nameHash(country, slug string) uint64 {
 func (x *nameIndex) init(n int) {
 	x.heads = make(map[uint64]int32, n)
 	x.links = make([]nameLink, 0, n)
+	bits := uint(10)
+	for 1<<bits < 8*n {
+		bits++
+	}
+	x.seen, x.shift = make([]uint64, 1<<bits/64), 64-bits
 }
 
-func (x *nameIndex) add(country, slug string, place int32) {
+// seenBits are the two bits of the Bloom filter that stand for h.
+func (x *nameIndex) seenBits(h uint64) (uint64, uint64) {
+	return h >> x.shift, (h * 0x9e3779b97f4a7c15) >> x.shift
+}
+
+func (x *nameIndex) add(country code, slug string, place int32) {
 	h := nameHash(country, slug)
 	next, ok := x.heads[h]
 	if !ok {
@@ -97,12 +151,22 @@ func (x *nameIndex) add(country, slug string, place int32) {
 	}
 	x.heads[h] = int32(len(x.links))
 	x.links = append(x.links, nameLink{place: place, next: next})
+	a, b := x.seenBits(h)
+	x.seen[a/64] |= 1 << (a % 64)
+	x.seen[b/64] |= 1 << (b % 64)
 }
 
 // each calls fn with every place that x holds under a hash of country and
 // slug, latest added first; fn checks that the place has that name.
-func (x *nameIndex) each(country, slug string, fn func(i int32)) {
-	l, ok := x.heads[nameHash(country, slug)]
+func (x *nameIndex) each(country code, slug string, fn func(i int32)) {
+	if x.heads == nil {
+		return
+	}
+	h := nameHash(country, slug)
+	if a, b := x.seenBits(h); x.seen[a/64]&(1<<(a%64)) == 0 || x.seen[b/64]&(1<<(b%64)) == 0 {
+		return
+	}
+	l, ok := x.heads[h]
 	for ok && l >= 0 {
 		fn(x.links[l].place)
 		l = x.links[l].next
@@ -146,6 +210,8 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 	pr := newParallelReader(lines, ReaderOptions{}, "GeoNames file", pl, newGazParser)
 	defer pr.Close()
 	g := &Gazetteer{}
+	var text []byte
+	admin1s := make(map[string]uint32)
 	for {
 		p, err := pr.Read()
 		if errors.Is(err, io.EOF) {
@@ -154,8 +220,24 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.places = append(g.places, p)
+		a, ok := admin1s[p.admin1]
+		if !ok {
+			a = uint32(len(g.admin1s))
+			admin1s[p.admin1] = a
+			g.admin1s = append(g.admin1s, p.admin1)
+		}
+		p.place.admin1 = a
+		p.place.first, p.place.count = uint32(len(g.names)), uint32(len(p.names))
+		for k, name := range p.names {
+			g.names = append(g.names, gazName{
+				off: uint32(len(text)), nameLen: uint16(len(name)), slugLen: uint16(len(p.slugs[k])),
+				byName: p.slugs[k] == p.main || p.slugs[k] == p.ascii,
+			})
+			text = append(append(text, name...), p.slugs[k]...)
+		}
+		g.places = append(g.places, p.place)
 	}
+	g.text = string(text)
 	g.index()
 	st := pr.Stats()
 	g.Rows, g.Rejected = st.Rows, st.Rejected
@@ -180,15 +262,25 @@ type gazParser struct {
 	tidy   nameTidier
 }
 
+// parsedPlace is a place as a worker makes it: what gazPlace holds, and its
+// admin1 code and names until they are stored in the Gazetteer.
+type parsedPlace struct {
+	place        gazPlace
+	admin1       string
+	names, slugs []string
+	// main and ascii are the slugs of the name and ASCII name.
+	main, ascii string
+}
+
 func newGazParser() *gazParser { return &gazParser{} }
 
-func (gp *gazParser) parse(line []byte) (gazPlace, string) {
+func (gp *gazParser) parse(line []byte) (parsedPlace, string) {
 	p, reason := gp.places.parse(line)
 	if reason != "" {
-		return gazPlace{}, reason
+		return parsedPlace{}, reason
 	}
 	if p.FeatureClass != "P" {
-		return gazPlace{}, skipRow
+		return parsedPlace{}, skipRow
 	}
 	names, slugs := gp.tidy.tidy(p.Name, p.ASCIIName, p.AlternateNames)
 	// The name and ASCII name come first when they are tidy (usually).
@@ -196,15 +288,16 @@ func (gp *gazParser) parse(line []byte) (gazPlace, string) {
 	if p.ASCIIName != p.Name {
 		ascii = gp.tidy.slug(p.ASCIIName, names, slugs, 1)
 	}
-	return gazPlace{
-		id: p.ID, lat: p.Lat, lon: p.Lon, population: p.Population,
-		country: p.CountryCode, admin1: p.Admin1, names: names, slugs: slugs,
-		main: main, ascii: ascii,
+	return parsedPlace{
+		place:  gazPlace{id: p.ID, country: countryCode(p.CountryCode), population: p.Population, lat: p.Lat, lon: p.Lon},
+		admin1: p.Admin1, names: names, slugs: slugs, main: main, ascii: ascii,
 	}, ""
 }
 
 // index builds the indexes of g.places: by id on one goroutine, by name on
-// another, each map sized once.
+// another, each map sized once. A place's name and ASCII name are found
+// by name only when they are tidy (see nameTidier), as they are unless
+// they are absurdly long.
 func (g *Gazetteer) index() {
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -213,26 +306,25 @@ func (g *Gazetteer) index() {
 			g.byID[g.places[i].id] = int32(i)
 		}
 	})
-	names, alts := 0, 0
-	for i := range g.places {
-		names += 2
-		alts += len(g.places[i].slugs)
+	byName := 0
+	for i := range g.names {
+		if g.names[i].byName {
+			byName++
+		}
 	}
-	g.byName.init(names)
-	g.byAlt.init(alts)
+	g.byName.init(byName)
+	g.byAlt.init(len(g.names) - byName)
 	for i := range g.places {
 		p := &g.places[i]
-		if p.country == "" {
+		if p.country == (code{}) {
 			continue
 		}
-		for _, s := range p.slugs {
-			if s != p.main && s != p.ascii {
-				g.byAlt.add(p.country, s, int32(i))
+		for k := p.first; k < p.first+p.count; k++ {
+			if g.names[k].byName {
+				g.byName.add(p.country, g.slug(k), int32(i))
+			} else {
+				g.byAlt.add(p.country, g.slug(k), int32(i))
 			}
-		}
-		g.byName.add(p.country, p.main, int32(i))
-		if p.ascii != "" && p.ascii != p.main {
-			g.byName.add(p.country, p.ascii, int32(i))
 		}
 	}
 	wg.Wait()
@@ -311,8 +403,21 @@ type EnrichedReader struct {
 	located bool
 	// Of the cities matched by id: the (country, admin1 code) pairs of
 	// their places, and which of them stood for which subcountry.
-	admin1   map[[2]string]bool
-	admin1Of map[[3]string]bool
+	admin1   map[division]bool
+	admin1Of map[divisionName]bool
+}
+
+// division is a first-level division: a country and an admin1 code (an
+// index in Gazetteer.admin1s).
+type division struct {
+	country code
+	admin1  uint32
+}
+
+// divisionName pairs a division with a subcountry of the dataset.
+type divisionName struct {
+	division
+	subcountry string
 }
 
 var _ search.CityReader = (*EnrichedReader)(nil)
@@ -339,7 +444,7 @@ func (g *Gazetteer) Enrich(r search.CityReader) *EnrichedReader {
 }
 
 func (g *Gazetteer) enrich(r search.CityReader, located bool) *EnrichedReader {
-	return &EnrichedReader{r: r, g: g, located: located, admin1: make(map[[2]string]bool), admin1Of: make(map[[3]string]bool)}
+	return &EnrichedReader{r: r, g: g, located: located, admin1: make(map[division]bool), admin1Of: make(map[divisionName]bool)}
 }
 
 // Read returns the next city, completed when it matches a place.
@@ -355,7 +460,7 @@ func (e *EnrichedReader) Read() (search.City, error) {
 		return c, nil
 	}
 	if i := e.match(&c); i >= 0 {
-		enrichFrom(&c, &e.g.places[i])
+		e.g.enrichFrom(&c, &e.g.places[i])
 		e.enriched++
 	}
 	return c, nil
@@ -372,8 +477,9 @@ func (e *EnrichedReader) match(c *search.City) int32 {
 		if i, ok := g.byID[c.ID]; ok {
 			p := &g.places[i]
 			if c.Subcountry != "" {
-				e.admin1[[2]string{p.country, p.admin1}] = true
-				e.admin1Of[[3]string{p.country, p.admin1, c.Subcountry}] = true
+				d := division{p.country, p.admin1}
+				e.admin1[d] = true
+				e.admin1Of[divisionName{d, c.Subcountry}] = true
 			}
 			return i
 		}
@@ -398,7 +504,7 @@ func (g *Gazetteer) enrichLocated(c *search.City) bool {
 	if i < 0 {
 		return false
 	}
-	enrichFrom(c, &g.places[i])
+	g.enrichFrom(c, &g.places[i])
 	return true
 }
 
@@ -427,17 +533,26 @@ func (p *locatedEnricher) takeUnknown(dst []string) []string {
 
 // named reports whether place i is in country and has a name that folds
 // to slug.
-func (g *Gazetteer) named(i int32, country, slug string) bool {
+func (g *Gazetteer) named(i int32, country code, slug string) bool {
 	p := &g.places[i]
-	return p.country == country && slices.Contains(p.slugs, slug)
+	if p.country != country {
+		return false
+	}
+	for k := p.first; k < p.first+p.count; k++ {
+		if g.slug(k) == slug {
+			return true
+		}
+	}
+	return false
 }
 
 // nearest returns the place of c's country and name closest to c, within
 // MaxJoinKm, or -1.
 func (g *Gazetteer) nearest(c *search.City) int32 {
 	best, bestKm := int32(-1), math.Inf(1)
-	g.byName.each(c.CountryCode, c.Slug, func(i int32) {
-		if !g.named(i, c.CountryCode, c.Slug) {
+	cc := countryCode(c.CountryCode)
+	g.byName.each(cc, c.Slug, func(i int32) {
+		if !g.named(i, cc, c.Slug) {
 			return
 		}
 		p := &g.places[i]
@@ -454,13 +569,15 @@ func (g *Gazetteer) nearest(c *search.City) int32 {
 // most populous, the first in the file on a tie; or -1.
 func (e *EnrichedReader) best(c *search.City, x *nameIndex) int32 {
 	best, bestSame := int32(-1), false
-	x.each(c.CountryCode, c.Slug, func(i int32) {
-		if !e.g.named(i, c.CountryCode, c.Slug) {
+	cc := countryCode(c.CountryCode)
+	x.each(cc, c.Slug, func(i int32) {
+		if !e.g.named(i, cc, c.Slug) {
 			return
 		}
 		p := &e.g.places[i]
-		same := e.admin1Of[[3]string{p.country, p.admin1, c.Subcountry}]
-		if !same && c.Subcountry != "" && e.admin1[[2]string{p.country, p.admin1}] {
+		d := division{p.country, p.admin1}
+		same := e.admin1Of[divisionName{d, c.Subcountry}]
+		if !same && c.Subcountry != "" && e.admin1[d] {
 			return // the place lies in another subcountry
 		}
 		if best >= 0 {
@@ -484,17 +601,24 @@ func (e *EnrichedReader) best(c *search.City, x *nameIndex) int32 {
 }
 
 // enrichFrom completes c from its place p.
-func enrichFrom(c *search.City, p *gazPlace) {
+func (g *Gazetteer) enrichFrom(c *search.City, p *gazPlace) {
 	if c.Population == 0 {
 		c.Population = p.population
 	}
 	if !c.HasLocation {
 		// okfn rows: they name their division already (Subcountry).
 		c.Lat, c.Lon, c.HasLocation = p.lat, p.lon, true
-	} else if (c.Region == "" || c.Region == "00") && p.admin1 != "00" {
-		c.Region = p.admin1
+	} else if admin1 := g.admin1s[p.admin1]; (c.Region == "" || c.Region == "00") && admin1 != "00" {
+		c.Region = admin1
 	}
-	c.AltNames = otherNames(p.names, p.slugs, c.Slug)
+	// Every name but the one that folds like the city's.
+	names := make([]string, 0, p.count)
+	for k := p.first; k < p.first+p.count; k++ {
+		if g.slug(k) != c.Slug {
+			names = append(names, g.name(k))
+		}
+	}
+	c.AltNames = clip(names)
 }
 
 // distanceKm is the great-circle distance between two points in degrees,

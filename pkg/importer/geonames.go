@@ -185,14 +185,10 @@ func (r *GeoNamesReader) Stats() ReadStats { return r.rows.log.stats() }
 
 // parse turns a line into a place, or says why it cannot.
 func (r *geonamesParser) parse(line []byte) (Place, string) {
-	if n := bytes.Count(line, []byte{'\t'}) + 1; n != len(geonamesColumns) {
+	var f [19][]byte
+	if n := splitFields(f[:], line, '\t'); n != len(geonamesColumns) {
 		return Place{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(geonamesColumns))
 	}
-	var f [19][]byte
-	for i := range len(f) - 1 {
-		f[i], line, _ = bytes.Cut(line, []byte{'\t'})
-	}
-	f[len(f)-1] = line
 	if reason := fieldTooLong(f[:], geonamesColumns, gnAlternates); reason != "" {
 		return Place{}, reason
 	}

@@ -90,14 +90,10 @@ func (r *maxmindParser) takeUnknown(dst []string) []string { return r.countries.
 
 // parse turns a line into a city, or says why it cannot.
 func (r *maxmindParser) parse(line []byte) (search.City, string) {
-	if n := bytes.Count(line, []byte{','}) + 1; n != len(maxmindColumns) {
+	var f [7][]byte
+	if n := splitFields(f[:], line, ','); n != len(maxmindColumns) {
 		return search.City{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(maxmindColumns))
 	}
-	var f [7][]byte
-	for i := range len(f) - 1 {
-		f[i], line, _ = bytes.Cut(line, []byte{','})
-	}
-	f[6] = line
 	if reason := fieldTooLong(f[:], maxmindColumns, -1); reason != "" {
 		return search.City{}, reason
 	}
@@ -140,12 +136,77 @@ func (r *maxmindParser) parse(line []byte) (search.City, string) {
 	return c, ""
 }
 
+// splitFields splits line at each sep into f and returns how many fields
+// the line has, which may be more than f holds.
+func splitFields(f [][]byte, line []byte, sep byte) int {
+	n := 0
+	for {
+		i := bytes.IndexByte(line, sep)
+		if i < 0 {
+			if n < len(f) {
+				f[n] = line
+			}
+			return n + 1
+		}
+		if n < len(f) {
+			f[n] = line[:i]
+		}
+		line = line[i+1:]
+		n++
+	}
+}
+
 // parseDegrees parses a latitude or longitude (".316667" and "-.093689" are
 // fine) and checks it lies within ±limit.
 func parseDegrees(b []byte, limit float64) (float64, bool) {
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || math.IsNaN(v) || v < -limit || v > limit {
+	v, ok := parseDecimal(b)
+	if !ok {
+		var err error
+		if v, err = strconv.ParseFloat(string(b), 64); err != nil {
+			return 0, false
+		}
+	}
+	if math.IsNaN(v) || v < -limit || v > limit {
 		return 0, false
+	}
+	return v, true
+}
+
+// exactPow10 are the powers of ten that a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseDecimal parses the plain decimals that coordinates are written in,
+// [-]digits[.digits] with at most 15 digits, to the very value
+// strconv.ParseFloat gives (the digits and the power of ten are exact
+// float64s, and one division rounds correctly); it reports false for
+// anything else, which ParseFloat then reads.
+func parseDecimal(b []byte) (float64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var m uint64
+	digits, frac := 0, -1
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits >= len(exactPow10) {
+		return 0, false
+	}
+	v := float64(m) / exactPow10[max(frac, 0)]
+	if neg {
+		v = -v
 	}
 	return v, true
 }
