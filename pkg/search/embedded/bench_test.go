@@ -24,21 +24,27 @@ func benchmarkCities(b *testing.B) []search.City {
 	if path == "" {
 		path = shareddata.Path(b, "worldcitiespop-100k.txt.gz")
 	}
-	benchOnce.Do(func() {
-		in, err := importer.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer in.Close()
-		r, err := importer.NewMaxMindReader(in, importer.ReaderOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if benchCities, err = search.ReadAll(r); err != nil {
-			b.Fatal(err)
-		}
-	})
+	benchOnce.Do(func() { benchCities = readMaxMind(b, path) })
 	return benchCities
+}
+
+// readMaxMind reads every city of a MaxMind file.
+func readMaxMind(tb testing.TB, path string) []search.City {
+	tb.Helper()
+	in, err := importer.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer in.Close()
+	r, err := importer.NewMaxMindReader(in, importer.ReaderOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cities, err := search.ReadAll(r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cities
 }
 
 // BenchmarkLoad is the store's share of an import: sort, dedupe, rank the

@@ -406,7 +406,7 @@ type build struct {
 
 // write writes the snapshot with its precomputed prefixes to w, which must
 // be positioned at its start; it seeks back to fill the header last.
-func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, b build) error {
+func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, trie []byte, b build) error {
 	scanLimit, listCap := b.scanLimit, b.listCap
 	// Area strings, then the source's name, go to the end of the blob.
 	blob := s.blob
@@ -452,19 +452,20 @@ func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, b build) error {
 	for _, sec := range []struct {
 		field int
 		data  []byte
-	}{{hRecordsOff, s.records}, {hAreasOff, areaRefs}, {hHeavyOff, heavyRefs}, {hListsOff, lists}, {hBlobOff, blob}} {
+	}{{hRecordsOff, s.records}, {hAreasOff, areaRefs}, {hHeavyOff, heavyRefs}, {hListsOff, lists}, {hTrieOff, trie}, {hBlobOff, blob}} {
 		put64(sec.field, off)
 		off += uint64(len(sec.data))
 	}
 	put64(hBlobLen, uint64(len(blob)))
 	put64(hListsLen, uint64(len(lists)))
+	put64(hTrieLen, uint64(len(trie)))
 
 	if _, err := w.Write(hdr[:]); err != nil {
 		return err
 	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	for _, sec := range [][]byte{s.records, areaRefs, heavyRefs, lists, blob} {
+	for _, sec := range [][]byte{s.records, areaRefs, heavyRefs, lists, trie, blob} {
 		if _, err := bw.Write(sec); err != nil {
 			return err
 		}
@@ -562,7 +563,16 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	bld = nil // let the unsorted copy go before the lists are built
 	sorted := lap()
 	b.enter(search.PhaseIndexing)
+	// The typo trie is one pass over the keys: it runs beside the two
+	// workers of precompute, which rarely keep both cores busy to the end.
+	var trie []byte
+	trieDone := make(chan struct{})
+	go func() {
+		defer close(trieDone)
+		trie = buildTrie(s.count, s.keySlug, trieDepth)
+	}()
 	heavy := s.precompute(b.scanLimit, b.listCap)
+	<-trieDone
 	ranked := lap()
 	if err := ctx.Err(); err != nil {
 		return stats, err
@@ -572,7 +582,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	if err != nil {
 		return stats, err
 	}
-	if err := s.write(f, heavy, b); err != nil {
+	if err := s.write(f, heavy, trie, b); err != nil {
 		f.Close()
 		return stats, fileError("write", path, err)
 	}
@@ -581,7 +591,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 		return stats, fileError("sync", path, err)
 	}
 	log.Debug("snapshot built", "cities", s.count, "heavy_prefixes", len(heavy),
-		"read", read, "sort", sorted, "precompute", ranked, "write", lap())
+		"read", read, "sort", sorted, "index", ranked, "write", lap())
 	return stats, f.Close()
 }
 

@@ -24,6 +24,7 @@ import (
 //	areas    nAreas × areaSize: interned (country, code, subcountry, region)
 //	heavy    nHeavy × heavySize: prefixes with more than scanLimit matches
 //	lists    uint32 record indexes: each heavy prefix's best non-exact matches
+//	trie     the top levels of the trie of slugs, for typo search (see trie.go)
 //	blob     the bytes of every string: per record its slug then its name
 //
 // Queries find a prefix's range by binary search over the records and rank it
@@ -33,8 +34,8 @@ import (
 // range.
 const (
 	magic      = "CFSNAP\x00\x01"
-	version    = 3
-	headerSize = 128
+	version    = 4
+	headerSize = 144
 	recordSize = 32
 	areaSize   = 32
 	heavySize  = 24
@@ -60,6 +61,8 @@ const (
 	hSourceSize = 104 // uint64
 	hSourceOff  = 112 // uint32 into blob
 	hSourceLen  = 116 // uint32
+	hTrieOff    = 120
+	hTrieLen    = 128
 )
 
 // Record field offsets.
@@ -118,6 +121,7 @@ type snapshot struct {
 	starts3   []uint32              // see gramStarts
 	starts4   []uint32
 	kids      []uint64 // see shortChildren
+	trie      *trie
 	count     int
 	listCap   int
 	scanLimit int
@@ -234,6 +238,13 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 		}
 		key := unsafe.String(unsafe.SliceData(s.blob[off:]), int(n)) // aliases data: no copy
 		s.heavy[key] = heavyEntry{exactLo: lo, exactHi: hi, list: list}
+	}
+	trieSec, err := section(le64(data, hTrieOff), le64(data, hTrieLen))
+	if err != nil {
+		return nil, err
+	}
+	if s.trie, err = parseTrie(trieSec, s.count); err != nil {
+		return nil, err
 	}
 	if s.source.Name, err = str(le32(data, hSourceOff), le32(data, hSourceLen)); err != nil {
 		return nil, err
@@ -390,6 +401,11 @@ func (s *snapshot) slug(i uint32) []byte {
 	off := le32(r, rSlugOff)
 	return s.blob[off : off+uint32(binary.LittleEndian.Uint16(r[rSlugLen:]))]
 }
+
+// keySlug returns the slug of key k. Keys are what queries match by
+// prefix, sorted by slug; the typo trie is built over them. Each city has
+// one key for now, the slug of its main name, so key k is record k.
+func (s *snapshot) keySlug(k uint32) []byte { return s.slug(k) }
 
 func (s *snapshot) name(i uint32) []byte {
 	r := s.rec(i)
