@@ -119,18 +119,40 @@ func (s *Store) Path(d search.Dataset) string {
 
 // Search implements search.Store.
 func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
-	if err := q.Validate(); err != nil {
+	var buf [search.MaxLimit]uint32
+	snap, idx, err := s.find(ctx, q, buf[:0])
+	if err != nil {
 		return nil, err
+	}
+	return snap.cities(idx), nil
+}
+
+// AppendSearch is Search appending its answer to dst. Most of a lookup's
+// time goes to the new slice that Search returns (fresh memory, two
+// kilobytes for ten cities): a caller that reuses dst spares it.
+func (s *Store) AppendSearch(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
+	var buf [search.MaxLimit]uint32
+	snap, idx, err := s.find(ctx, q, buf[:0])
+	if err != nil {
+		return dst, err
+	}
+	return snap.appendCities(dst, idx), nil
+}
+
+// find returns the snapshot that answers q and the records of its answer,
+// appended to dst (empty, with room for q.Limit).
+func (s *Store) find(ctx context.Context, q search.Query, dst []uint32) (*snapshot, []uint32, error) {
+	if err := q.Validate(); err != nil {
+		return nil, nil, err
 	}
 	s.use(q.Dataset)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap, err := s.snapshot(ctx, q.Dataset)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var buf [search.MaxLimit]uint32
-	return snap.cities(snap.find(q.Prefix, newFilter(&q), q.Limit, buf[:0])), nil
+	return snap, snap.find(q.Prefix, newFilter(&q), q.Limit, dst), nil
 }
 
 // snapshot returns the snapshot of dataset d, reading it first if the

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -402,6 +403,11 @@ func (s *snapshot) slug(i uint32) []byte {
 	return s.blob[off : off+uint32(binary.LittleEndian.Uint16(r[rSlugLen:]))]
 }
 
+// slugLen returns the length of record i's slug, read from the record.
+func (s *snapshot) slugLen(i uint32) int {
+	return int(binary.LittleEndian.Uint16(s.rec(i)[rSlugLen:]))
+}
+
 // keySlug returns the slug of key k. Keys are what queries match by
 // prefix, sorted by slug; the typo trie is built over them. Each city has
 // one key for now, the slug of its main name, so key k is record k.
@@ -463,29 +469,34 @@ func compareArea(a, b *area) int {
 // slug. Their strings point into the snapshot's data, which stays alive as
 // long as they do.
 func (s *snapshot) cities(idx []uint32) []search.Found {
-	out := make([]search.Found, len(idx))
-	for k, i := range idx {
+	return s.appendCities(make([]search.Found, 0, len(idx)), idx)
+}
+
+// appendCities appends the found cities of records idx to dst.
+func (s *snapshot) appendCities(dst []search.Found, idx []uint32) []search.Found {
+	dst = slices.Grow(dst, len(idx))
+	for _, i := range idx {
+		dst = dst[:len(dst)+1]
+		f := &dst[len(dst)-1]
 		r := s.rec(i)
 		a := &s.areas[le32(r, rArea)]
-		out[k].Key.Slug = aliasString(s.slug(i))
-		c := &out[k].City
-		*c = search.City{
-			ID:          le32(r, rID),
-			Slug:        aliasString(s.slug(i)),
-			Name:        aliasString(s.name(i)),
-			Country:     a.country,
-			CountryCode: a.code,
-			Subcountry:  a.subcountry,
-			Region:      a.region,
-			Population:  int64(le32(r, rPop)),
-		}
+		// Field by field: the City is written where it lives, not built
+		// beside it and copied.
+		f.ID = le32(r, rID)
+		f.Slug = aliasString(s.slug(i))
+		f.Name = aliasString(s.name(i))
+		f.Country, f.CountryCode, f.Subcountry, f.Region = a.country, a.code, a.subcountry, a.region
+		f.Population = int64(le32(r, rPop))
+		f.Lat, f.Lon, f.HasLocation = 0, 0, false
 		if lat := int32(le32(r, rLat)); lat != noLocation {
-			c.Lat = float64(lat) / degreeScale
-			c.Lon = float64(int32(le32(r, rLon))) / degreeScale
-			c.HasLocation = true
+			f.Lat = float64(lat) / degreeScale
+			f.Lon = float64(int32(le32(r, rLon))) / degreeScale
+			f.HasLocation = true
 		}
+		f.AltNames = nil
+		f.Key = search.NameKey{Slug: f.Slug}
 	}
-	return out
+	return dst
 }
 
 // fixedDegrees stores degrees as an int32 count of 1e-7 degrees, enough for

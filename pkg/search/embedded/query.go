@@ -29,23 +29,44 @@ func newFilter(q *search.Query) *filter {
 // indexes of the best limit records for prefix, best first, keeping only
 // cities that countries (a filter, or nil for all) accepts.
 func (s *snapshot) find(prefix string, countries *filter, limit int, dst []uint32) []uint32 {
-	if e, ok := s.heavy[prefix]; ok && limit <= s.listCap {
-		var buf [search.MaxLimit]uint32
-		others := buf[:0]
-		for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
-			if i := le32(e.list, j); s.accepts(i, countries) {
-				others = append(others, i)
+	if limit <= s.listCap && s.mayBeHeavy(prefix) {
+		if e, ok := s.heavy[prefix]; ok {
+			var buf [search.MaxLimit]uint32
+			others := buf[:0]
+			for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
+				if i := le32(e.list, j); s.accepts(i, countries) {
+					others = append(others, i)
+				}
+			}
+			// The list holds the best listCap matches: a filter may need
+			// more than it has, and then the whole range is scanned.
+			if len(others) == limit || len(e.list)/4 < s.listCap {
+				return s.merge(prefix, countries, e.exactLo, e.exactHi, others, limit, dst)
 			}
 		}
-		// The list holds the best listCap matches: a filter may need
-		// more than it has, and then the whole range is scanned.
-		if len(others) == limit || len(e.list)/4 < s.listCap {
-			return s.merge(prefix, countries, e.exactLo, e.exactHi, others, limit, dst)
-		}
-		return s.scan(prefix, countries, int(e.exactLo), limit, dst)
 	}
-	lo, _ := s.bounds(prefix)
-	return s.scan(prefix, countries, lo, limit, dst)
+	lo, hi := s.bounds(prefix)
+	return s.scan(prefix, countries, lo, hi, limit, dst)
+}
+
+// mayBeHeavy reports whether prefix may have more than scanLimit matches,
+// and so a precomputed list: the range of records that share its first
+// three or four bytes says so in one table lookup, sparing most prefixes
+// a hash of the heavy ones.
+func (s *snapshot) mayBeHeavy(prefix string) bool {
+	k := min(len(prefix), 4)
+	if k < 3 {
+		return true
+	}
+	code, ok := gramCode(unsafe.Slice(unsafe.StringData(prefix), len(prefix)), k)
+	if !ok {
+		return false
+	}
+	starts := s.starts3
+	if k == 4 {
+		starts = s.starts4
+	}
+	return int(starts[code+1]-starts[code]) > s.scanLimit
 }
 
 // bounds returns the range of records whose slugs start with prefix.
@@ -73,24 +94,39 @@ func (s *snapshot) bounds(prefix string) (lo, hi int) {
 	return lo, hi
 }
 
-// scan ranks the records of prefix's range, which starts at lo, by
-// looking at every one of them.
-func (s *snapshot) scan(prefix string, countries *filter, lo, limit int, dst []uint32) []uint32 {
-	p := unsafe.Slice(unsafe.StringData(prefix), len(prefix))
+// scan ranks the records of prefix's range [lo, hi) by looking at every one
+// of them: it reads their records, not their slugs.
+func (s *snapshot) scan(prefix string, countries *filter, lo, hi, limit int, dst []uint32) []uint32 {
 	// Whole-name matches come first in the range, already in rank order;
 	// the others rank by their base rank alone.
 	exactHi := lo
-	for exactHi < s.count && bytes.Equal(s.slug(uint32(exactHi)), p) {
+	for exactHi < hi && s.slugLen(uint32(exactHi)) == len(prefix) {
 		exactHi++
 	}
-	var buf [search.MaxLimit]uint32
-	others := buf[:0]
-	for i := uint32(exactHi); int(i) < s.count && bytes.HasPrefix(s.slug(i), p); i++ {
-		if s.accepts(i, countries) {
-			others = insertByRank(s, others, limit, i)
+	// The best limit others by rank, kept sorted by insertion with their
+	// ranks beside them: once limit are in, most records are turned away
+	// by one comparison with the worst.
+	var top, ranks [search.MaxLimit]uint32
+	n := 0
+	for i := uint32(exactHi); i < uint32(hi); i++ {
+		if !s.accepts(i, countries) {
+			continue
 		}
+		r := s.rank(i)
+		if n == limit {
+			if r > ranks[n-1] {
+				continue
+			}
+			n--
+		}
+		at := n
+		for ; at > 0 && r < ranks[at-1]; at-- {
+			top[at], ranks[at] = top[at-1], ranks[at-1]
+		}
+		top[at], ranks[at] = i, r
+		n++
 	}
-	return s.merge(prefix, countries, uint32(lo), uint32(exactHi), others, limit, dst)
+	return s.merge(prefix, countries, uint32(lo), uint32(exactHi), top[:n], limit, dst)
 }
 
 // accepts reports whether filter f (nil: keep all) keeps record i.
@@ -113,25 +149,6 @@ func (s *snapshot) accepts(i uint32, f *filter) bool {
 		}
 	}
 	return true
-}
-
-// insertByRank puts record i into top, kept in rank order and at most limit long.
-func insertByRank(s *snapshot, top []uint32, limit int, i uint32) []uint32 {
-	r := s.rank(i)
-	if len(top) == limit {
-		if r > s.rank(top[len(top)-1]) {
-			return top
-		}
-		top = top[:len(top)-1]
-	}
-	at := len(top)
-	for at > 0 && r < s.rank(top[at-1]) {
-		at--
-	}
-	top = append(top, 0)
-	copy(top[at+1:], top[at:])
-	top[at] = i
-	return top
 }
 
 // merge appends to dst the best limit of the whole-name matches
