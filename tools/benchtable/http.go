@@ -24,8 +24,10 @@ type loadResult struct {
 }
 
 // measureHTTP starts `cityfinder serve` on the imported store, times its
-// start, loads it, reads its RSS, stops it; then loads a bare handler that
-// answers every request with the body serve gave for "san".
+// start, loads /search with its default parameters (typo matching on),
+// then with fuzzy=false, over the same prefixes, reads its RSS and stops
+// it; then loads a bare handler that answers every request with the body
+// serve gave for "san".
 func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
 	addr, err := benchenv.FreeAddr()
 	if err != nil {
@@ -49,12 +51,14 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if err != nil {
 		return err
 	}
-	urls := make([]string, 0, len(set.all()))
+	var defaults, exact []string
 	for _, p := range set.all() {
-		urls = append(urls, base+"/search?dataset=large&fuzzy=false&q="+p)
+		defaults = append(defaults, base+"/search?dataset=large&q="+p)
+		exact = append(exact, base+"/search?dataset=large&fuzzy=false&q="+p)
 	}
-	load(urls, conns, time.Second) // warm up
-	r.httpServe = load(urls, conns, duration)
+	load(defaults, conns, time.Second) // warm up
+	r.httpDefault = load(defaults, conns, duration)
+	r.httpExact = load(exact, conns, duration)
 	if r.rssKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
 		return err
 	}
@@ -81,8 +85,8 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if _, err := waitReady("http://"+addr+"/search", 10*time.Second); err != nil {
 		return err
 	}
-	bareURLs := make([]string, len(urls))
-	for i, u := range urls {
+	bareURLs := make([]string, len(defaults))
+	for i, u := range defaults {
 		bareURLs[i] = "http://" + addr + strings.TrimPrefix(u, base)
 	}
 	load(bareURLs, conns, time.Second)

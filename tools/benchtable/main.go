@@ -48,15 +48,17 @@ func main() {
 
 // Every row the report prints; filled as the measurements run.
 type report struct {
-	rows                  int
-	bareRead, importTime  time.Duration
-	lookup                lookupResult
-	httpServe, httpBare   loadResult
-	rssKB                 int64
-	startup               time.Duration
-	lookupAllocs          allocResult
-	handlerAllocs         allocResult
-	datasetPath, storeDir string
+	rows                   int
+	bareRead, importTime   time.Duration
+	lookup                 lookupResult
+	httpDefault, httpExact loadResult // /search with typo matching on and off
+	httpBare               loadResult
+	rssKB                  int64
+	snapshotBytes          int64
+	startup                time.Duration
+	lookupAllocs           allocResult
+	handlerAllocs          allocResult
+	datasetPath, storeDir  string
 }
 
 func run(ctx context.Context, bin, cache string, duration time.Duration, conns int, out io.Writer) error {
@@ -79,6 +81,9 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 	log.Printf("cityfinder import --dataset large (best of 2)")
 	if r.importTime, err = timeImport(ctx, bin, r.datasetPath, r.storeDir); err != nil {
 		return err
+	}
+	if fi, err := os.Stat(filepath.Join(r.storeDir, "large.cfs")); err == nil {
+		r.snapshotBytes = fi.Size()
 	}
 	log.Printf("lookups in process")
 	prefixes, err := samplePrefixes(r.storeDir)
