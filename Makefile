@@ -70,7 +70,7 @@ bench: build
 	$(GO) run ./tools/benchtable -bin $(BIN)
 
 # Every fuzz target, as directory:function.
-FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzAppendJSON \
+FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzASCIISpan pkg/search:FuzzAppendJSON \
 	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow pkg/importer:FuzzGeoNamesRow pkg/importer:FuzzParseDecimal \
 	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery pkg/limiter/redis:FuzzParseURLPassword
 

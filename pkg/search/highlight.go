@@ -27,6 +27,14 @@ func MatchSpanAt(name string, offset, n int) Span {
 	if n <= 0 {
 		return Span{}
 	}
+	if isASCII(name) {
+		return asciiSpan(name, offset, n)
+	}
+	return foldedSpan(name, offset, n)
+}
+
+// foldedSpan is MatchSpanAt for any name: it folds ever longer prefixes.
+func foldedSpan(name string, offset, n int) Span {
 	var buf [64]byte
 	start, runes := -1, 0
 	for i, r := range name {
@@ -50,4 +58,49 @@ func MatchSpanAt(name string, offset, n int) Span {
 		return Span{}
 	}
 	return Span{Start: start, End: runes}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiSpan is MatchSpanAt for an ASCII name, where a rune is a byte and
+// the slug grows as AppendSlug writes it, one byte of the name at a time:
+// no folding of ever longer prefixes.
+func asciiSpan(name string, offset, n int) Span {
+	folded, start, gap := 0, -1, false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			if gap && folded > 0 {
+				folded++ // the '-' that the gap becomes
+			}
+			gap = false
+			folded++
+		case c == '\'' || c == '`':
+			continue
+		default:
+			gap = true
+			continue
+		}
+		if start < 0 {
+			if folded <= offset {
+				continue
+			}
+			start = i
+		}
+		if folded >= offset+n {
+			return Span{Start: start, End: i + 1}
+		}
+	}
+	if start < 0 {
+		return Span{}
+	}
+	return Span{Start: start, End: len(name)}
 }

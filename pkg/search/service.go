@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -133,17 +134,19 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Dataset: q.Dataset, Prefix: q.Prefix}
+	f := newFinder(s.store)
+	defer f.release()
 	b := bias{near: req.Near, scale: req.BiasScale}
-	found, err := s.ranked(ctx, q, b)
+	found, err := f.ranked(ctx, q, b)
 	if err == nil && len(found) == 0 {
-		found, res.Qualifier, err = s.qualified(ctx, q, b)
+		found, res.Qualifier, err = f.qualified(ctx, q, b)
 	}
 	if err != nil {
 		return Result{}, err
 	}
 	res.Hits = make([]Hit, 0, q.Limit)
 	for i := range found {
-		res.Hits = append(res.Hits, hit(&found[i].Found, len(found[i].prefix), 0, req.Near))
+		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), 0, req.Near))
 	}
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place.
@@ -185,8 +188,58 @@ func sameLine(a, b *City) bool {
 
 // variantFound is a city found through one variant of a query.
 type variantFound struct {
-	Found
+	*Found
 	prefix string // the variant that found it
+}
+
+// Appender is implemented by stores that can append the answer of a
+// search to a slice of the caller's (see Store.Search for the answer):
+// the Service then reuses its memory from one request to the next, where
+// a fresh slice per search would cost more than the search itself.
+type Appender interface {
+	AppendSearch(ctx context.Context, dst []Found, q Query) ([]Found, error)
+}
+
+// finder is the work of one Find: the store's answers, kept in memory that
+// finders reuse (see Appender), so that a lookup allocates little.
+type finder struct {
+	store Store
+	found []Found
+}
+
+var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
+
+func newFinder(store Store) *finder {
+	f := finders.Get().(*finder)
+	f.store = store
+	return f
+}
+
+// release returns f to the pool; nothing may use what it found after.
+func (f *finder) release() {
+	if cap(f.found) > 4*MaxLimit {
+		return // a rare huge answer: let it go
+	}
+	clear(f.found) // no strings of an old snapshot kept alive
+	f.found, f.store = f.found[:0], nil
+	finders.Put(f)
+}
+
+// search asks the store, appending to the finder's memory when the store
+// can. The answer stays valid until release: a slice that grows leaves
+// the array that earlier answers point into as it was.
+func (f *finder) search(ctx context.Context, q Query) ([]Found, error) {
+	a, ok := f.store.(Appender)
+	if !ok {
+		return f.store.Search(ctx, q)
+	}
+	start := len(f.found)
+	grown, err := a.AppendSearch(ctx, f.found, q)
+	if err != nil {
+		return nil, err
+	}
+	f.found = grown
+	return grown[start:len(grown):len(grown)], nil
 }
 
 // bias is where the person is and how much it counts (see Request.Near).
@@ -199,19 +252,19 @@ type bias struct {
 // by the location bias b when it has a point: then the best of the whole
 // world and the best near the point, MaxLimit each, are scored (see
 // biasScore) and the best q.Limit of them kept.
-func (s *Service) ranked(ctx context.Context, q Query, b bias) ([]variantFound, error) {
+func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, error) {
 	if b.near == nil || b.scale == 0 {
-		return s.prefixMatches(ctx, q)
+		return f.prefixMatches(ctx, q)
 	}
 	wide := q
 	wide.Limit = MaxLimit
-	found, err := s.prefixMatches(ctx, wide)
+	found, err := f.prefixMatches(ctx, wide)
 	if err != nil {
 		return nil, err
 	}
 	if box, ok := intersect(q.Box, nearBox(*b.near, nearbyKm)); ok {
 		wide.Box = box
-		local, err := s.prefixMatches(ctx, wide)
+		local, err := f.prefixMatches(ctx, wide)
 		if err != nil {
 			return nil, err
 		}
@@ -219,17 +272,17 @@ func (s *Service) ranked(ctx context.Context, q Query, b bias) ([]variantFound, 
 	}
 	scores := make(map[Key]float64, len(found))
 	kept := found[:0]
-	for _, f := range found {
-		k := f.City.Key()
+	for _, c := range found {
+		k := c.City.Key()
 		if _, dup := scores[k]; dup {
 			continue
 		}
 		d := math.MaxFloat32 // no location: as far as can be
-		if f.HasLocation {
-			d = DistanceKm(*b.near, Point{f.Lat, f.Lon})
+		if c.HasLocation {
+			d = DistanceKm(*b.near, Point{c.Lat, c.Lon})
 		}
-		scores[k] = biasScore(f.prefix, f.Key, f.Population, d, b.scale)
-		kept = append(kept, f)
+		scores[k] = biasScore(c.prefix, c.Key, c.Population, d, b.scale)
+		kept = append(kept, c)
 	}
 	slices.SortStableFunc(kept, func(a, b variantFound) int {
 		if sa, sb := scores[a.City.Key()], scores[b.City.Key()]; sa != sb {
@@ -238,7 +291,7 @@ func (s *Service) ranked(ctx context.Context, q Query, b bias) ([]variantFound, 
 			}
 			return 1
 		}
-		return compareFound(a.prefix, &a.Found, b.prefix, &b.Found)
+		return compareFound(a.prefix, a.Found, b.prefix, b.Found)
 	})
 	return kept[:min(len(kept), q.Limit)], nil
 }
@@ -254,7 +307,7 @@ const maxQualifierWords = 3
 // ("springfield il", "springfield illinois", "washington dc"), the
 // shortest reading first. It returns the place as Result.Qualifier says
 // it, or nothing.
-func (s *Service) qualified(ctx context.Context, q Query, b bias) ([]variantFound, string, error) {
+func (f *finder) qualified(ctx context.Context, q Query, b bias) ([]variantFound, string, error) {
 	words := strings.Split(q.Prefix, "-")
 	for k := 1; k <= maxQualifierWords && k < len(words); k++ {
 		head, qual := strings.Join(words[:len(words)-k], "-"), strings.Join(words[len(words)-k:], "-")
@@ -268,7 +321,7 @@ func (s *Service) qualified(ctx context.Context, q Query, b bias) ([]variantFoun
 		hq.Prefix = head
 		if code, ok := CountryCode(strings.ReplaceAll(qual, "-", " ")); ok {
 			if cq, ok := within(hq, []string{code}); ok {
-				found, err := s.ranked(ctx, cq, b)
+				found, err := f.ranked(ctx, cq, b)
 				if err != nil || len(found) > 0 {
 					return found, "country:" + code, err
 				}
@@ -280,7 +333,7 @@ func (s *Service) qualified(ctx context.Context, q Query, b bias) ([]variantFoun
 			continue
 		}
 		rq.Regions = regions
-		found, err := s.ranked(ctx, rq, b)
+		found, err := f.ranked(ctx, rq, b)
 		if err != nil || len(found) > 0 {
 			return found, "region:" + qual, err
 		}
@@ -312,11 +365,11 @@ func within(q Query, countries []string) (Query, bool) {
 // with q.Prefix or with one of its variants (see Variants), each once, in
 // rank order: one store search per variant, merged. Keys of later words
 // match too (Query.Words).
-func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
+func (f *finder) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
 	// Some matches may read the same as a better one (see listed): ask
 	// for more than wanted, and for more again if that was not enough.
 	for fetch := min(MaxLimit, q.Limit+q.Limit/2+2); ; fetch = min(MaxLimit, 4*fetch) {
-		kept, full, err := s.fetch(ctx, q, fetch)
+		kept, full, err := f.fetch(ctx, q, fetch)
 		if err != nil || len(kept) == q.Limit || !full || fetch == MaxLimit {
 			return kept, err
 		}
@@ -326,13 +379,13 @@ func (s *Service) prefixMatches(ctx context.Context, q Query) ([]variantFound, e
 // fetch asks the store for fetch matches of each variant of q, merges them
 // and keeps the best q.Limit that read differently; full reports whether
 // some variant had fetch matches, so that asking for more could find more.
-func (s *Service) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
+func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
 	variants := Variants(q.Prefix)
 	var out []variantFound
 	for _, v := range variants {
 		vq := q
 		vq.Prefix, vq.Words, vq.Limit = v, true, fetch
-		found, err := s.store.Search(ctx, vq)
+		found, err := f.search(ctx, vq)
 		if err != nil {
 			return nil, false, err
 		}
@@ -340,12 +393,12 @@ func (s *Service) fetch(ctx context.Context, q Query, fetch int) (kept []variant
 		if out == nil {
 			out = make([]variantFound, 0, len(found)*len(variants))
 		}
-		for _, f := range found {
-			out = append(out, variantFound{Found: f, prefix: v})
+		for i := range found {
+			out = append(out, variantFound{Found: &found[i], prefix: v})
 		}
 	}
 	if len(variants) > 1 { // each store answer is in order already
-		slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, &a.Found, b.prefix, &b.Found) })
+		slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, a.Found, b.prefix, b.Found) })
 	}
 	kept = out[:0]
 	for i := range out {
