@@ -54,7 +54,7 @@ func TestImportThenQuery(t *testing.T) {
 	csv := shareddata.Path(t, "world-cities-2016.csv")
 	dir := t.TempDir()
 	out := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
-	if !strings.HasPrefix(out, "imported 22951 of 23018 rows into small (0 rejected, 67 duplicates) in ") {
+	if !strings.HasPrefix(out, "imported 22,951 of 23,018 rows into small (0 rejected, 67 duplicates) in ") {
 		t.Errorf("import summary = %q", out)
 	}
 
