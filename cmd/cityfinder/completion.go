@@ -21,9 +21,11 @@ func registerCompletions(root *cobra.Command) {
 		settingLogLevel.flag: cobra.FixedCompletions([]cobra.Completion{"debug", "info", "warn", "error"},
 			cobra.ShellCompDirectiveNoFileComp),
 		// The files import reads: okfn CSV, MaxMind text, GeoNames text or zip, gzipped or not.
-		"file":              cobra.FixedCompletions([]cobra.Completion{"csv", "txt", "gz", "zip"}, cobra.ShellCompDirectiveFilterFileExt),
-		settingConfig.flag:  cobra.FixedCompletions([]cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt),
-		settingDataDir.flag: cobra.FixedCompletions(nil, cobra.ShellCompDirectiveFilterDirs),
+		"file":                  cobra.FixedCompletions([]cobra.Completion{"csv", "txt", "gz", "zip"}, cobra.ShellCompDirectiveFilterFileExt),
+		settingGeoNames.flag:    cobra.FixedCompletions([]cobra.Completion{"txt", "gz", "zip"}, cobra.ShellCompDirectiveFilterFileExt),
+		settingRegionNames.flag: cobra.FixedCompletions([]cobra.Completion{"csv"}, cobra.ShellCompDirectiveFilterFileExt),
+		settingConfig.flag:      cobra.FixedCompletions([]cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt),
+		settingDataDir.flag:     cobra.FixedCompletions(nil, cobra.ShellCompDirectiveFilterDirs),
 	}
 	for _, cmd := range root.Commands() {
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {

@@ -134,7 +134,7 @@ func TestImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
 	}
 
 	out := mustRunCLI(t, "import", "--file", big, "--data-dir", dir)
-	if !strings.HasPrefix(out, "imported 600000 of 600000 rows") {
+	if !strings.HasPrefix(out, "imported 600,000 of 600,000 rows") {
 		t.Errorf("the next import: %q", out)
 	}
 	if got := mustRunCLI(t, "query", "generated town 599999", "--data-dir", dir); !strings.Contains(got, "Generated Town 599999") {

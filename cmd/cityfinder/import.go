@@ -30,6 +30,7 @@ type importConfig struct {
 	AllowShrink bool   `mapstructure:"allow_shrink"`
 	GeoNames    string `mapstructure:"geonames"`
 	Source      string `mapstructure:"source"`
+	RegionNames string `mapstructure:"region_names"`
 }
 
 // The import's settings with a config key (see config).
@@ -40,7 +41,9 @@ var (
 		"GeoNames dump (cities1000.txt, .gz or .zip) whose population, location and other names complete the okfn or MaxMind rows"}
 	settingSource = setting{"import.source", "source", importer.GeoNamesSources[0],
 		"GeoNames dump that --dataset large downloads without --file: " + strings.Join(importer.GeoNamesSources, ", ") + ", or the http(s) URL of a copy"}
-	importSettings = []setting{settingAllowShrink, settingGeoNames, settingSource}
+	settingRegionNames = setting{"import.region_names", "region-names", "",
+		"okfn world-cities CSV whose subcountry column names the regions of --dataset large, instead of their codes (default: " + localSmall + " when it exists)"}
+	importSettings = []setting{settingAllowShrink, settingGeoNames, settingSource, settingRegionNames}
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -78,7 +81,15 @@ dump (cities500/1000/5000/15000 or allCountries, as .txt, .gz or .zip): okfn
 rows match by geonameid, else by country and name; MaxMind rows by country,
 name and a distance of at most 20 km. A matched city gains its population,
 location and alternate names ("Cologne" for Köln), so that big cities rank
-first on short prefixes. The summary says how many rows were enriched.`,
+first on short prefixes. The summary says how many rows were enriched.
+
+GeoNames and MaxMind give a city's region as a code ("40", "ENG"); the large
+dataset shows its name instead ("Tokyo", "England") wherever the okfn CSV
+(--region-names, default ` + localSmall + `) names it:
+the CSV gives the region of each of its cities with the city's GeoNames id,
+and the GeoNames file the code of that id. A MaxMind file's codes are named
+through --geonames, whose places tell what its codes stand for. The summary
+says how many rows got a region name; a line says when none could.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runImport(cmd.Context(), a, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
@@ -90,6 +101,7 @@ first on short prefixes. The summary says how many rows were enriched.`,
 	addFlag(cmd.Flags(), settingAllowShrink)
 	addFlag(cmd.Flags(), settingGeoNames)
 	addFlag(cmd.Flags(), settingSource)
+	addFlag(cmd.Flags(), settingRegionNames)
 	for _, s := range mongoSettings {
 		addFlag(cmd.Flags(), s)
 	}
@@ -112,6 +124,12 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 			return fmt.Errorf("--%s: %w", settingGeoNames.flag, err)
 		}
 	}
+	var subs *importer.Subcountries
+	if d == search.Large {
+		if subs, err = openSubcountries(a); err != nil {
+			return err
+		}
+	}
 	store, err := openStore(a, false)
 	if err != nil {
 		return err
@@ -128,6 +146,7 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 	}
 	sum, err := importer.ImportFile(ctx, store, path, importer.Options{
 		Dataset: d, Strict: opts.Strict, Progress: progress, Phase: phase, AllowShrink: a.cfg.Import.AllowShrink, Enrich: gaz,
+		Subcountries: subs,
 	})
 	if bar != nil {
 		bar.Finish() // clear the bar before the rejections and the summary
@@ -143,8 +162,32 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 		return err
 	}
 	sum.Duration = time.Since(start) // with the GeoNames file's reading
+	if subs != nil && sum.Format == importer.FormatMaxMind && gaz == nil {
+		a.logger.Warn("no region names: a MaxMind file's region codes are named only with --"+settingGeoNames.flag+
+			", whose GeoNames places tell what they stand for", "dataset", d)
+	}
 	_, err = fmt.Fprintln(stdout, sum)
 	return err
+}
+
+// openSubcountries reads the okfn CSV that names the large dataset's
+// regions: --region-names, else datasets/world-cities.csv when it exists.
+// Without one, it says that the regions keep their codes.
+func openSubcountries(a *app) (*importer.Subcountries, error) {
+	path := a.cfg.Import.RegionNames
+	if path == "" {
+		if _, err := os.Stat(localSmall); err != nil {
+			a.logger.Warn("no region names: the okfn CSV that names them is not at "+localSmall+
+				" (import --dataset small puts it there), and --"+settingRegionNames.flag+" is not set", "dataset", search.Large)
+			return nil, nil
+		}
+		path = localSmall
+	}
+	subs, err := importer.OpenSubcountries(path)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", settingRegionNames.flag, err)
+	}
+	return subs, nil
 }
 
 // Where the datasets live when --file is not given, relative to the working

@@ -55,7 +55,7 @@ func TestImportRefusesToShrink(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := mustRunCLI(t, "import", "--file", full, "--data-dir", dir)
-			if !strings.HasPrefix(out, "imported 33886 of 34032 rows") {
+			if !strings.HasPrefix(out, "imported 33,886 of 34,032 rows") {
 				t.Fatalf("the full import: %q", out)
 			}
 			_, errOut, err := runCLI(t, "import", "--file", bad, "--data-dir", dir)
@@ -114,7 +114,7 @@ func TestImportEnrichesWithGeoNames(t *testing.T) {
 			}
 			dir := t.TempDir()
 			out := mustRunCLI(t, append([]string{"import", "--file", csv, "--data-dir", dir}, tc.args...)...)
-			if !strings.HasPrefix(out, "imported 33886 of 34032 rows into small (0 rejected, 146 duplicates, ") || !strings.Contains(out, " enriched from GeoNames) in ") {
+			if !strings.HasPrefix(out, "imported 33,886 of 34,032 rows into small (0 rejected, 146 duplicates, ") || !strings.Contains(out, " enriched from GeoNames) in ") {
 				t.Errorf("summary %q, want it to count the enriched rows", out)
 			}
 			for _, q := range []struct{ prefix, first string }{{"lon", "London"}, {"par", "Paris"}, {"mos", "Moscow"}, {"tok", "Tokyo"}, {"new", "New York City"}} {

@@ -54,12 +54,12 @@ func TestImportThenQuery(t *testing.T) {
 	csv := shareddata.Path(t, "world-cities-2016.csv")
 	dir := t.TempDir()
 	out := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
-	if !strings.HasPrefix(out, "imported 22951 of 23018 rows into small (0 rejected, 67 duplicates) in ") {
+	if !strings.HasPrefix(out, "imported 22,951 of 23,018 rows into small (0 rejected, 67 duplicates) in ") {
 		t.Errorf("import summary = %q", out)
 	}
 
 	out = mustRunCLI(t, "query", "istanbul", "--data-dir", dir)
-	if got, want := strings.Fields(out), []string{"NAME", "COUNTRY", "REGION", "İstanbul", "Turkey", "Istanbul"}; !equal(got, want) {
+	if got, want := strings.Fields(out), []string{"NAME", "COUNTRY", "REGION", "İstanbul", "Türkiye", "Istanbul"}; !equal(got, want) {
 		t.Errorf("query istanbul printed %q, want the fields %q", out, want)
 	}
 
@@ -302,7 +302,7 @@ func TestServe(t *testing.T) {
 	base := startServe(t, "--data-dir", dir, "--window", "1500ms", "--max", "2")
 
 	code, body := get(t, base+"/search?q=istanbul")
-	if code != 200 || !strings.HasPrefix(body, `[{"name":"İstanbul","slug":"istanbul","country":"Turkey"`) {
+	if code != 200 || !strings.HasPrefix(body, `[{"name":"İstanbul","slug":"istanbul","country":"Türkiye"`) {
 		t.Errorf("GET /search?q=istanbul = %d %s", code, body)
 	}
 	code, body = get(t, base+"/search?q=ist&dataset=large")

@@ -55,7 +55,7 @@ func TestMongoImportQueryServe(t *testing.T) {
 
 	embeddedOut := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
 	mongoOut := mustRunCLI(t, append([]string{"import", "--dataset", "small", "--file", csv}, mongoArgs...)...)
-	// "imported 1022 of 1029 rows into small (0 rejected, 7 duplicates) in 0.1s": all but the time.
+	// "imported 1,022 of 1,029 rows into small (0 rejected, 7 duplicates) in 0.1s": all but the time.
 	summary := func(out string) string { return out[:strings.LastIndex(out, " in ")] }
 	if summary(mongoOut) != summary(embeddedOut) || !strings.Contains(embeddedOut, "(0 rejected") {
 		t.Errorf("import summaries:\n mongo    %q\n embedded %q", mongoOut, embeddedOut)

@@ -108,18 +108,15 @@ func checkDataDir(a *app) error {
 	return nil
 }
 
-// writeHits prints hits as a table with a header: the region is the okfn
-// subcountry or the MaxMind region code, the population has thousands
-// separators, and a note says when a city matched by another name or by
-// correcting a typo. Columns that no hit fills are left out.
+// writeHits prints hits as a table with a header: the region is its name
+// (Subcountry), never its code, which means nothing to people (--json has
+// both); the population has thousands separators, and a note says when a
+// city matched by another name or by correcting a typo. Columns that no hit
+// fills are left out.
 func writeHits(out io.Writer, hits []search.Hit) error {
 	cols := []column{{title: "NAME"}, {title: "COUNTRY"}, {title: "REGION"}, {title: "POPULATION", right: true}, {title: "NOTE"}}
 	rows := make([][]string, len(hits))
 	for i, h := range hits {
-		region := h.Subcountry
-		if region == "" {
-			region = h.Region
-		}
 		var pop, note string
 		if h.Population > 0 {
 			pop = thousands(h.Population)
@@ -130,7 +127,7 @@ func writeHits(out io.Writer, hits []search.Hit) error {
 		case h.Corrected != "":
 			note = fmt.Sprintf("corrected to %q", h.Corrected)
 		}
-		rows[i] = []string{h.Name, h.Country, region, pop, note}
+		rows[i] = []string{h.Name, h.Country, h.Subcountry, pop, note}
 	}
 	return writeTable(out, cols, rows)
 }

@@ -3,8 +3,7 @@ package importer
 import (
 	"slices"
 
-	"golang.org/x/text/language"
-	"golang.org/x/text/language/display"
+	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
 const (
@@ -17,27 +16,14 @@ const (
 	maxUnknownCodes = 20
 )
 
-// countryName is the English name that namer (display.English.Regions())
-// gives a lower-case ISO 3166 alpha-2 code, or the code itself and false when
-// there is none.
-func countryName(namer display.Namer, code string) (string, bool) {
-	if name, ok := withdrawnCountries[code]; ok {
-		return name, true
-	}
-	reg, err := language.ParseRegion(code)
-	if err != nil || !reg.IsCountry() {
-		return code, false
-	}
-	if name := namer.Name(reg); name != "" {
+// countryName is the English short name of a lower-case ISO 3166 alpha-2
+// code (search.CountryName, one naming for every dataset), or the code
+// itself and false when it has none.
+func countryName(code string) (string, bool) {
+	if name := search.CountryName(code); name != "" {
 		return name, true
 	}
 	return code, false
-}
-
-// withdrawnCountries holds English names for codes that golang.org/x/text
-// cannot name because ISO withdrew them, though MaxMind still uses them.
-var withdrawnCountries = map[string]string{
-	"an": "Netherlands Antilles",
 }
 
 // appendCountryCode appends code in lower case to dst if it is two ASCII
@@ -69,15 +55,10 @@ type country struct {
 // It notes the code of each row whose code has no name, for an
 // unknownCountries to count (see takeUnknown).
 type countryNames struct {
-	namer display.Namer
 	// byCode holds the codes looked up so far, by the index of their two
 	// letters or digits (see codeIndex).
 	byCode  [36 * 36]*country
 	pending []string
-}
-
-func newCountryNames() countryNames {
-	return countryNames{namer: display.English.Regions()}
 }
 
 // codeIndex numbers a two-character code of lower-case letters and digits.
@@ -99,7 +80,7 @@ func (c *countryNames) lookup(code []byte) country {
 	i := codeIndex(code)
 	if c.byCode[i] == nil {
 		co := &country{code: string(code)}
-		co.name, co.known = countryName(c.namer, co.code)
+		co.name, co.known = countryName(co.code)
 		c.byCode[i] = co
 	}
 	co := *c.byCode[i]

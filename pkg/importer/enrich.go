@@ -178,9 +178,22 @@ func (x *nameIndex) each(country code, slug string, fn func(i int32)) {
 // GeoNames dump (ErrHeader), or whose rows are more than MaxRejected
 // malformed (ErrMalformedRow).
 func OpenGazetteer(path string) (*Gazetteer, error) {
+	g, err := readFile(path, "GeoNames file", ReadGazetteer)
+	if err != nil {
+		return nil, err
+	}
+	g.Source = path
+	return g, nil
+}
+
+// readFile opens the file at path (plain, .gz or .zip; see Open) and reads
+// it with read. Errors name the file as what it should be ("GeoNames
+// file"), and say what went wrong without Open's "open dataset PATH: open
+// PATH: ".
+func readFile[T any](path, what string, read func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	in, err := Open(path)
 	if err != nil {
-		// Say what went wrong without Open's "open dataset PATH: open PATH: ".
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner
 		}
@@ -188,15 +201,14 @@ func OpenGazetteer(path string) (*Gazetteer, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("GeoNames file %s: %w", path, err)
+		return zero, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	defer in.Close()
-	g, err := ReadGazetteer(in)
+	v, err := read(in)
 	if err != nil {
-		return nil, fmt.Errorf("GeoNames file %s: %w", path, err)
+		return zero, fmt.Errorf("%s %s: %w", what, path, err)
 	}
-	g.Source = path
-	return g, nil
+	return v, nil
 }
 
 // ReadGazetteer reads a GeoNames dump from r (see NewGeoNamesReader); see
@@ -241,12 +253,8 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 	g.index()
 	st := pr.Stats()
 	g.Rows, g.Rejected = st.Rows, st.Rejected
-	if float64(st.Rejected) > MaxRejected*float64(st.Rows) {
-		first := ""
-		if len(st.Rejections) > 0 {
-			first = ", the first at " + st.Rejections[0].Error()
-		}
-		return nil, fmt.Errorf("%w: %d of its %d rows%s", ErrMalformedRow, st.Rejected, st.Rows, first)
+	if err := tooManyRejected(st); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -454,7 +462,7 @@ func (e *EnrichedReader) Read() (search.City, error) {
 		return c, err
 	}
 	if c.ID == 0 && c.HasLocation {
-		if e.located && e.g.enrichLocated(&c) {
+		if e.located && e.g.enrichLocated(&c) != nil {
 			e.enriched++
 		}
 		return c, nil
@@ -494,32 +502,41 @@ func (e *EnrichedReader) match(c *search.City) int32 {
 }
 
 // enrichLocated completes c, a city with a location, from the place of its
-// country and name nearest to it, and reports whether there was one. It is
-// safe for concurrent use.
-func (g *Gazetteer) enrichLocated(c *search.City) bool {
+// country and name nearest to it, and returns that place, or nil when
+// there is none. It is safe for concurrent use.
+func (g *Gazetteer) enrichLocated(c *search.City) *gazPlace {
 	if c.CountryCode == "" {
-		return false
+		return nil
 	}
 	i := g.nearest(c)
 	if i < 0 {
-		return false
+		return nil
 	}
 	g.enrichFrom(c, &g.places[i])
-	return true
+	return &g.places[i]
 }
 
 // locatedEnricher completes the cities with a location (MaxMind rows) that
-// its parser makes, so that an import joins them on every worker.
+// its parser makes, so that an import joins them on every worker. With
+// regions, a city joined with a place takes the name of the place's region
+// as Subcountry (see regionReader).
 type locatedEnricher struct {
 	rowParser[search.City]
-	g *Gazetteer
-	n *atomic.Int64 // cities completed
+	g       *Gazetteer
+	n       *atomic.Int64 // cities completed
+	regions *RegionNames
 }
 
 func (p *locatedEnricher) parse(line []byte) (search.City, string) {
 	c, reason := p.rowParser.parse(line)
-	if reason == "" && c.ID == 0 && c.HasLocation && p.g.enrichLocated(&c) {
+	if reason != "" || c.ID != 0 || !c.HasLocation {
+		return c, reason
+	}
+	if place := p.g.enrichLocated(&c); place != nil {
 		p.n.Add(1)
+		if p.regions != nil {
+			c.Subcountry = p.regions.name(place.id, place.country, p.g.admin1s[place.admin1])
+		}
 	}
 	return c, reason
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/text/language/display"
-
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -84,12 +82,13 @@ type Place struct {
 }
 
 // City returns the place as a search.City: Name, Slug (search.Slug of the
-// name), Country (the English name of the code, as MaxMindReader names it),
+// name), Country (search.CountryName of the code, or the code when it has
+// none, as MaxMindReader names it),
 // CountryCode, Region (the admin1 code), Population, location, ID, and as
 // AltNames its ASCII and alternate names, one per slug and none folding
 // like the name (see Gazetteer.Enrich for the names left out).
 func (p *Place) City() search.City {
-	name, _ := countryName(display.English.Regions(), p.CountryCode)
+	name, _ := countryName(p.CountryCode)
 	var t nameTidier
 	return p.city(name, &t)
 }
@@ -312,7 +311,7 @@ func NewGeoNamesCityReader(r io.Reader, opts ReaderOptions) (*GeoNamesCityReader
 }
 
 func newGeoNamesCityParser() *geonamesCityParser {
-	return &geonamesCityParser{countries: newCountryNames()}
+	return &geonamesCityParser{}
 }
 
 // Read returns the next well-formed row as a city, or io.EOF after the last.

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -42,7 +45,9 @@ type Options struct {
 	// Progress, when not nil, hears how far the import has got.
 	Progress Progress
 	// Phase, when not nil, hears each step the store takes after the last
-	// row is read (see search.LoadOptions.Phase).
+	// row is read (see search.LoadOptions.Phase), and PhaseRegionNames
+	// before the first when the import reads the region names of a GeoNames
+	// dump (see Subcountries), followed by "" when it starts reading rows.
 	Phase func(name string)
 	// MaxReported is how many malformed rows Summary keeps;
 	// 0 means DefaultMaxReported.
@@ -58,6 +63,17 @@ type Options struct {
 	// GeoNames places they match (see Gazetteer.Enrich); a GeoNames file
 	// needs nothing from it and is imported as it is.
 	Enrich *Gazetteer
+	// Subcountries, when not nil, name the regions of the cities of a
+	// GeoNames dump or a MaxMind file, which give codes (see RegionNames):
+	// a city whose region has a name gets it as Subcountry, and keeps the
+	// code as Region. A GeoNames dump's codes are named by reading them
+	// before the rows, which ImportFile does and Import cannot (it reads
+	// its file once); a MaxMind file's are named only with Enrich, whose
+	// places tell what they stand for, as the import holds back the rows
+	// of one country at a time (the file is sorted by country) to learn
+	// its codes (see Summary.Regions). okfn rows name their regions
+	// themselves.
+	Subcountries *Subcountries
 }
 
 // Summary describes an import.
@@ -81,24 +97,36 @@ type Summary struct {
 	UnknownCodes     []string
 	// Enriched is how many rows Options.Enrich completed.
 	Enriched int
+	// Format is the format the file was read in.
+	Format Format
+	// Regions is how many first-level divisions Options.Subcountries named
+	// (see RegionNames); 0 when they named none, or were not used.
+	Regions int
+	// Named is how many of the rows that reached the store (duplicates
+	// included) got their region's name from Options.Subcountries.
+	Named int
 	// Rejections are the first Options.MaxReported malformed rows.
 	Rejections []RowError
 	Duration   time.Duration
 }
 
-// String is the one-line report, for example
-// "imported 23016 of 23018 rows into small (2 rejected, 0 duplicates) in 0.41s".
+// String is the one-line report, with thousands separators, for example
+// "imported 23,016 of 23,018 rows into small (2 rejected, 0 duplicates) in 0.41s".
 func (s Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "imported %d of %d rows into %s (%d rejected, %d duplicates", s.Imported, s.Read, s.Dataset, s.Rejected, s.Duplicates)
+	p := message.NewPrinter(language.English)
+	p.Fprintf(&b, "imported %d of %d rows into %s (%d rejected, %d duplicates", s.Imported, s.Read, s.Dataset, s.Rejected, s.Duplicates)
 	if s.Skipped > 0 {
-		fmt.Fprintf(&b, ", %d not populated places skipped", s.Skipped)
+		p.Fprintf(&b, ", %d not populated places skipped", s.Skipped)
 	}
 	if s.Enriched > 0 {
-		fmt.Fprintf(&b, ", %d enriched from GeoNames", s.Enriched)
+		p.Fprintf(&b, ", %d enriched from GeoNames", s.Enriched)
+	}
+	if s.Named > 0 {
+		p.Fprintf(&b, ", %d with region names", s.Named)
 	}
 	if s.UnknownCountries > 0 {
-		fmt.Fprintf(&b, ", %d with unknown country codes %s", s.UnknownCountries, strings.Join(s.UnknownCodes, " "))
+		p.Fprintf(&b, ", %d with unknown country codes %s", s.UnknownCountries, strings.Join(s.UnknownCodes, " "))
 	}
 	fmt.Fprintf(&b, ") in %.2fs", s.Duration.Seconds())
 	return b.String()
@@ -114,7 +142,7 @@ func (s Summary) WriteRejections(w io.Writer) error {
 		}
 	}
 	if more := s.Rejected - len(s.Rejections); more > 0 {
-		if _, err := fmt.Fprintf(w, "and %d more rejected rows\n", more); err != nil {
+		if _, err := message.NewPrinter(language.English).Fprintf(w, "and %d more rejected rows\n", more); err != nil {
 			return err
 		}
 	}
@@ -134,7 +162,7 @@ type rowReader interface {
 // starts. The summary is filled as far as the import got, even when it
 // fails.
 func Import(ctx context.Context, store search.Store, src io.Reader, opts Options) (Summary, error) {
-	sum, err := importFrom(ctx, store, src, opts)
+	sum, err := importFrom(ctx, store, src, "", opts)
 	if err != nil {
 		return sum, fmt.Errorf("import %s: %w", opts.Dataset, err)
 	}
@@ -152,14 +180,16 @@ func ImportFile(ctx context.Context, store search.Store, path string, opts Optio
 	if opts.Source == (search.Source{}) {
 		opts.Source = search.Source{Name: filepath.Base(path), Size: in.Size()}
 	}
-	sum, err := importFrom(ctx, store, in, opts)
+	sum, err := importFrom(ctx, store, in, path, opts)
 	if err != nil {
 		return sum, fmt.Errorf("import %s from %s: %w", opts.Dataset, path, err)
 	}
 	return sum, nil
 }
 
-func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Options) (Summary, error) {
+// importFrom imports src, the file at path when path is not "" (it may be
+// read once more to name its regions).
+func importFrom(ctx context.Context, store search.Store, src io.Reader, path string, opts Options) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Dataset: opts.Dataset}
 	in, ok := src.(*Input)
@@ -173,9 +203,20 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	if err != nil {
 		return sum, err
 	}
+	sum.Format = format
 	pl := defaultPipeline(in)
 	if opts.Enrich != nil && format != FormatGeoNames {
 		pl.enrich, pl.enriched = opts.Enrich, new(atomic.Int64)
+	}
+	regions, err := importRegions(format, path, opts)
+	if err != nil {
+		return sum, err
+	}
+	if regions != nil {
+		sum.Regions = regions.Len()
+		if format == FormatMaxMind {
+			pl.regions = regions
+		}
 	}
 	rr, err := newImportReader(format, in, ReaderOptions{Strict: opts.Strict, MaxReported: opts.MaxReported}, pl)
 	if err != nil {
@@ -191,6 +232,11 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 		// The workers completed the cities with a location already.
 		er = pl.enrich.enrich(cr, false)
 		cr = er
+	}
+	var named *regionReader
+	if regions != nil {
+		named = &regionReader{r: cr, names: regions, learn: format == FormatMaxMind}
+		cr = named
 	}
 	lopts := search.LoadOptions{Source: opts.Source, Phase: opts.Phase}
 	if !opts.AllowShrink {
@@ -209,6 +255,9 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	if er != nil {
 		sum.Enriched = er.Enriched() + int(pl.enriched.Load())
 	}
+	if named != nil {
+		sum.Named = named.named
+	}
 	sum.Duration = time.Since(start)
 	if err != nil {
 		return sum, err
@@ -216,6 +265,23 @@ func importFrom(ctx context.Context, store search.Store, src io.Reader, opts Opt
 	sum.Imported = ls.Stored
 	sum.Duplicates = ls.Read - ls.Stored
 	return sum, nil
+}
+
+// importRegions returns the names of the regions of the cities of a file
+// of format f at path (see Options.Subcountries), or nil.
+func importRegions(f Format, path string, opts Options) (*RegionNames, error) {
+	switch {
+	case opts.Subcountries == nil:
+	case f == FormatGeoNames && path != "":
+		if opts.Phase != nil {
+			opts.Phase(PhaseRegionNames)
+			defer opts.Phase("")
+		}
+		return OpenRegionNames(path, opts.Subcountries)
+	case f == FormatMaxMind && opts.Enrich != nil:
+		return opts.Enrich.RegionNames(opts.Subcountries), nil
+	}
+	return nil, nil
 }
 
 // DatasetFormats are the formats of the files each dataset is imported
@@ -281,7 +347,7 @@ func newImportReader(f Format, r io.Reader, opts ReaderOptions, pl pipeline) (im
 	parser := format.parser
 	if pl.enrich != nil {
 		parser = func() rowParser[search.City] {
-			return &locatedEnricher{rowParser: format.parser(), g: pl.enrich, n: pl.enriched}
+			return &locatedEnricher{rowParser: format.parser(), g: pl.enrich, n: pl.enriched, regions: pl.regions}
 		}
 	}
 	return newParallelReader(lines, opts, format.what, pl, parser), nil

@@ -328,7 +328,7 @@ func TestSummaryString(t *testing.T) {
 		{
 			name: "small",
 			sum:  importer.Summary{Dataset: search.Small, Read: 23018, Imported: 23016, Rejected: 2, Duration: 410 * time.Millisecond},
-			want: "imported 23016 of 23018 rows into small (2 rejected, 0 duplicates) in 0.41s",
+			want: "imported 23,016 of 23,018 rows into small (2 rejected, 0 duplicates) in 0.41s",
 		},
 		{
 			name: "unknown countries",
@@ -339,7 +339,13 @@ func TestSummaryString(t *testing.T) {
 		{
 			name: "enriched",
 			sum:  importer.Summary{Dataset: search.Small, Read: 34032, Imported: 33886, Duplicates: 146, Enriched: 25723, Duration: 700 * time.Millisecond},
-			want: "imported 33886 of 34032 rows into small (0 rejected, 146 duplicates, 25723 enriched from GeoNames) in 0.70s",
+			want: "imported 33,886 of 34,032 rows into small (0 rejected, 146 duplicates, 25,723 enriched from GeoNames) in 0.70s",
+		},
+		{
+			name: "region names",
+			sum: importer.Summary{Dataset: search.Large, Read: 138398, Imported: 134916, Duplicates: 3482, Regions: 2671, Named: 134753,
+				Duration: 1520 * time.Millisecond},
+			want: "imported 134,916 of 138,398 rows into large (0 rejected, 3,482 duplicates, 134,753 with region names) in 1.52s",
 		},
 	}
 	for _, tt := range tests {
@@ -365,8 +371,8 @@ func TestSummaryWriteRejections(t *testing.T) {
 		},
 		{
 			name: "more than kept",
-			sum:  importer.Summary{Rejected: 12, Rejections: []importer.RowError{{Line: 3, Reason: "empty name"}, {Line: 9, Reason: `invalid latitude "x"`}}},
-			want: "line 3: empty name\nline 9: invalid latitude \"x\"\nand 10 more rejected rows\n",
+			sum:  importer.Summary{Rejected: 1202, Rejections: []importer.RowError{{Line: 3, Reason: "empty name"}, {Line: 9, Reason: `invalid latitude "x"`}}},
+			want: "line 3: empty name\nline 9: invalid latitude \"x\"\nand 1,200 more rejected rows\n",
 		},
 	}
 	for _, tt := range tests {

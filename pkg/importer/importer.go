@@ -32,6 +32,13 @@
 // ErrMalformedRow. Messages quote at most about 200 bytes of a bad input,
 // escaped, with "…" marking a cut; so does any error about a header.
 //
+// # Region names
+//
+// GeoNames and MaxMind give a city's first-level division as a code; the
+// okfn CSV names the division of each of its cities by geonameid. An
+// import of the large dataset joins the two (see Subcountries and
+// RegionNames) so that its cities show "Tokyo", not "40".
+//
 // # Hostile files
 //
 // Every reader reads line by line through one buffer of MaxLine bytes, and

@@ -20,9 +20,9 @@ var maxmindColumns = []string{"Country", "City", "AccentCity", "Region", "Popula
 // Longitude, Latin-1 or UTF-8 per field (see the package doc). The header
 // may differ in case; the last line may lack its newline; CRLF is accepted.
 // A double quote is an ordinary character. Name is AccentCity, Country the
-// English name of the code (from golang.org/x/text), CountryCode the code in
-// lower case; a row whose code is not two ASCII letters or digits is
-// malformed.
+// English short name of the code (search.CountryName, or the code itself
+// when it has none), CountryCode the code in lower case; a row whose code
+// is not two ASCII letters or digits is malformed.
 type MaxMindReader struct {
 	rows    rowScanner
 	parse   *maxmindParser
@@ -66,7 +66,7 @@ func maxmindLines(r io.Reader) (*lineReader, error) {
 }
 
 func newMaxMindParser() *maxmindParser {
-	p := &maxmindParser{countries: newCountryNames()}
+	p := &maxmindParser{}
 	p.regions.conv = p.decode
 	return p
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/text/language/display"
-
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -31,7 +29,9 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // Fields are trimmed of surrounding spaces, and the subcountry "N/A" that
 // the 2016 file gives city-states becomes empty. Cities have no population
 // and no location; CountryCode comes from the English country name (the
-// file spells names as pycountry does).
+// file spells names as pycountry does: "Iran, Islamic Republic of"), and
+// Country is that code's short name (search.CountryName: "Iran"), so that
+// both datasets name a country alike. A name that maps to no code stays.
 type OKFNReader struct {
 	rows  rowScanner
 	parse *okfnParser
@@ -42,7 +42,6 @@ type okfnParser struct {
 	split        csvLine
 	countries    map[string]okfnCountry // by the file's country value
 	subcountries interner
-	namer        display.Namer
 }
 
 // okfnCountry is what a country value of the file stands for.
@@ -83,7 +82,7 @@ func okfnLines(r io.Reader) (*lineReader, error) {
 }
 
 func newOKFNParser() *okfnParser {
-	return &okfnParser{countries: make(map[string]okfnCountry), namer: display.English.Regions()}
+	return &okfnParser{countries: make(map[string]okfnCountry)}
 }
 
 // Read returns the next well-formed row as a city, or io.EOF after the last.
@@ -138,16 +137,19 @@ func (r *okfnParser) parse(line []byte) (search.City, string) {
 // country names a country value of the file once per value. The current
 // file's build script leaked an error message as the country of Kosovo's
 // rows: the country is named from the code it gives. A name no library
-// knows keeps an empty code; the city stays.
+// knows keeps an empty code and stays as it is; the city stays.
 func (r *okfnParser) country(value []byte) okfnCountry {
 	if co, ok := r.countries[string(value)]; ok {
 		return co
 	}
 	co := okfnCountry{name: string(value)}
 	if code, ok := strings.CutPrefix(co.name, okfnNoCountry); ok {
-		co.name, _ = countryName(r.namer, strings.ToLower(strings.TrimSpace(code)))
+		co.name, _ = countryName(strings.ToLower(strings.TrimSpace(code)))
 	}
 	co.code, _ = search.CountryCode(co.name)
+	if name := search.CountryName(co.code); name != "" {
+		co.name = name
+	}
 	if len(r.countries) < maxCache {
 		r.countries[string(value)] = co
 	}

@@ -94,6 +94,9 @@ type pipeline struct {
 	// workers (see locatedEnricher), counting them in enriched.
 	enrich   *Gazetteer
 	enriched *atomic.Int64
+	// regions, when not nil, names the regions of the places that enrich
+	// joins cities with (see locatedEnricher).
+	regions *RegionNames
 }
 
 // defaultPipeline reads with a worker per CPU.

@@ -21,9 +21,12 @@ type City struct {
 	Country string
 	// CountryCode is the ISO 3166 alpha-2 code in lower case, when known.
 	CountryCode string
-	// Subcountry is the first-level division's name (okfn rows).
+	// Subcountry is the first-level division's name: okfn rows give it,
+	// and an import names the divisions of GeoNames and MaxMind rows where
+	// it can; empty when unknown.
 	Subcountry string
-	// Region is the first-level division's code (MaxMind rows, e.g. "A8").
+	// Region is the first-level division's code (GeoNames and MaxMind rows,
+	// e.g. "A8"), which means little to people: show Subcountry.
 	Region string
 	// Population is 0 when the source does not know it: a missing
 	// population is never reported as 0.

@@ -38,6 +38,9 @@ func byName(name string) (string, bool) {
 	if name == "" {
 		return "", false
 	}
+	if code, ok := commonCodes[strings.ToLower(name)]; ok {
+		return code, true
+	}
 	c := countries.ByName(name)
 	if c == countries.Unknown {
 		return "", false
@@ -88,24 +91,38 @@ func appendUnique(list []string, s string) []string {
 // and UN names are formal or qualified ("Iran (Islamic Republic of)",
 // "Russian Federation"): one name per country, whatever the dataset wrote.
 var commonNames = map[string]string{
-	"bn": "Brunei", "bo": "Bolivia", "cd": "DR Congo", "cg": "Congo", "ci": "Côte d'Ivoire",
-	"cv": "Cabo Verde", "cz": "Czechia", "fk": "Falkland Islands", "fm": "Micronesia", "gb": "United Kingdom",
-	"ir": "Iran", "kp": "North Korea", "kr": "South Korea", "la": "Laos", "md": "Moldova",
-	"mk": "North Macedonia", "ps": "Palestine", "ru": "Russia", "sy": "Syria", "tr": "Türkiye",
+	"ax": "Åland Islands", "bl": "Saint Barthélemy", "bn": "Brunei", "bo": "Bolivia", "bq": "Caribbean Netherlands",
+	"cc": "Cocos Islands", "cd": "DR Congo", "cg": "Congo", "ci": "Côte d'Ivoire", "cv": "Cabo Verde",
+	"cw": "Curaçao", "cz": "Czechia", "fk": "Falkland Islands", "fm": "Micronesia", "gb": "United Kingdom",
+	"gs": "South Georgia and the South Sandwich Islands", "im": "Isle of Man", "ir": "Iran", "kp": "North Korea",
+	"kr": "South Korea", "la": "Laos", "ly": "Libya", "md": "Moldova", "mf": "Saint Martin", "mk": "North Macedonia",
+	"pn": "Pitcairn Islands", "ps": "Palestine", "re": "Réunion", "ru": "Russia", "sj": "Svalbard and Jan Mayen",
+	"st": "São Tomé and Príncipe", "sx": "Sint Maarten", "sy": "Syria", "sz": "Eswatini", "tr": "Türkiye",
 	"tw": "Taiwan", "tz": "Tanzania", "us": "United States", "va": "Vatican City", "ve": "Venezuela",
-	"vn": "Vietnam", "xk": "Kosovo",
+	"vg": "British Virgin Islands", "vi": "U.S. Virgin Islands", "vn": "Vietnam", "wf": "Wallis and Futuna",
+	"xk": "Kosovo",
 }
+
+// commonCodes finds the codes of commonNames by name, in lower case.
+var commonCodes = func() map[string]string {
+	m := make(map[string]string, len(commonNames))
+	for code, name := range commonNames {
+		m[strings.ToLower(name)] = code
+	}
+	return m
+}()
 
 // CountryName returns the English short name of the country with this ISO
 // 3166 alpha-2 code (any case), the same for every dataset: "ru" is
-// Russia, "ir" Iran. It returns "" for a code it does not know.
+// Russia, "ir" Iran. It returns "" for a code it does not know, and for
+// codes that are no country's alpha-2 code ("uk", "xx").
 func CountryName(code string) string {
 	code = strings.ToLower(code)
 	if n, ok := commonNames[code]; ok {
 		return n
 	}
 	c := countries.ByName(code)
-	if c == countries.Unknown || len(code) != 2 {
+	if c == countries.Unknown || len(code) != 2 || !strings.EqualFold(c.Alpha2(), code) {
 		return ""
 	}
 	name := c.String()

@@ -86,6 +86,11 @@ func TestCountryName(t *testing.T) {
 	for code, want := range map[string]string{
 		"ru": "Russia", "IR": "Iran", "kr": "South Korea", "tr": "Türkiye", "fr": "France", "de": "Germany",
 		"tz": "Tanzania", "mk": "North Macedonia", "xk": "Kosovo", "zz": "", "": "",
+		// Names as people write them today, with their letters.
+		"ly": "Libya", "sz": "Eswatini", "cw": "Curaçao", "re": "Réunion", "ax": "Åland Islands", "im": "Isle of Man",
+		"vi": "U.S. Virgin Islands", "vg": "British Virgin Islands", "sx": "Sint Maarten", "mf": "Saint Martin",
+		// Codes that the library reads as another country's, or as none.
+		"uk": "", "xx": "", "ja": "", "cp": "",
 	} {
 		if got := search.CountryName(code); got != want {
 			t.Errorf("CountryName(%q) = %q, want %q", code, got, want)
@@ -97,6 +102,26 @@ func TestCountryName(t *testing.T) {
 		code, ok := search.CountryCode(name)
 		if !ok || strings.Contains(search.CountryName(code), "(") || strings.Contains(search.CountryName(code), ",") {
 			t.Errorf("%q: code %q, common name %q", name, code, search.CountryName(code))
+		}
+	}
+}
+
+// Every name that results show reads back as its code, so that a country
+// filter takes what a person copies from an answer.
+func TestCountryNameReadsBack(t *testing.T) {
+	for a := 'a'; a <= 'z'; a++ {
+		for b := 'a'; b <= 'z'; b++ {
+			code := string([]rune{a, b})
+			name := search.CountryName(code)
+			if name == "" {
+				continue
+			}
+			if got, ok := search.CountryCode(name); !ok || got != code {
+				t.Errorf("CountryName(%q) = %q, which CountryCode reads as %q, %v", code, name, got, ok)
+			}
+			if strings.ContainsAny(name, "(),") {
+				t.Errorf("CountryName(%q) = %q: not a short name", code, name)
+			}
 		}
 	}
 }

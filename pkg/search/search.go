@@ -46,7 +46,7 @@ type Dataset string
 const (
 	// Small is the okfn "world cities" CSV (about 23k–34k rows, no population).
 	Small Dataset = "small"
-	// Large is MaxMind's world cities file (about 3.17M rows).
+	// Large is MaxMind's world cities file (about 3.17M rows) or a GeoNames dump (cities500: about 230k).
 	Large Dataset = "large"
 )
 

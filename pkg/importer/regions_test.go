@@ -1,0 +1,271 @@
+package importer_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// regionsOKFN names the regions of a few places of regionsDump, as the
+// okfn file does: the Democratic Republic of the Congo split its province
+// 04 in 2015, so its cities there disagree.
+const regionsOKFN = "name,country,subcountry,geonameid\n" +
+	"Tokyo,Japan,Tokyo,1\n" +
+	"Hachiōji,Japan,Tokyo,2\n" +
+	"Yokohama,Japan,Kanagawa,3\n" +
+	"Mbuji-Mayi,\"Congo, The Democratic Republic of the\",Kasai-Oriental,11\n" +
+	"Kabinda,\"Congo, The Democratic Republic of the\",Lomami,12\n" +
+	"Mwene-Ditu,\"Congo, The Democratic Republic of the\",Lomami,13\n" +
+	"Lodja,\"Congo, The Democratic Republic of the\",Sankuru,14\n" +
+	"London,United Kingdom,England,20\n" +
+	"Belgrade,Serbia,Central Serbia,30\n" +
+	"Singapore,Singapore,,40\n"
+
+// regionsDump holds the places of regionsOKFN, with their codes, and others.
+var regionsDump = func() string {
+	var b strings.Builder
+	for _, p := range []struct{ id, name, country, admin1, lat, lon string }{
+		{"1", "Tokyo", "JP", "40", "35.69", "139.69"},
+		{"2", "Hachioji", "JP", "40", "35.66", "139.33"},
+		{"3", "Yokohama", "JP", "19", "35.44", "139.64"},
+		{"4", "Fuchu", "JP", "40", "35.67", "139.48"},
+		{"11", "Mbuji-Mayi", "CD", "04", "-6.14", "23.6"},
+		{"12", "Kabinda", "CD", "04", "-6.13", "24.48"},
+		{"13", "Mwene-Ditu", "CD", "04", "-7", "23.45"},
+		{"14", "Lodja", "CD", "04", "-3.49", "23.42"},
+		{"15", "Tshilenge", "CD", "04", "-6.25", "23.77"},
+		{"20", "London", "GB", "ENG", "51.51", "-0.13"},
+		{"21", "Oxford", "GB", "ENG", "51.75", "-1.26"},
+		{"30", "Belgrade", "RS", "00", "44.8", "20.47"},
+		{"31", "Zemun", "RS", "00", "44.84", "20.4"},
+		{"40", "Singapore", "SG", "00", "1.29", "103.85"},
+	} {
+		b.WriteString(kolnRow().with("geonameid", p.id).with("name", p.name).with("asciiname", p.name).with("alternatenames", "").
+			with("country code", p.country).with("admin1 code", p.admin1).with("latitude", p.lat).with("longitude", p.lon).String())
+	}
+	return b.String()
+}()
+
+func mustSubcountries(tb testing.TB, okfn string) *importer.Subcountries {
+	tb.Helper()
+	s, err := importer.ReadSubcountries(strings.NewReader(okfn))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// A division takes the name its okfn cities agree on, whether its places
+// come from a dump read for it or from a gazetteer; an okfn city keeps its
+// own; unknown codes name nothing.
+func TestRegionNames(t *testing.T) {
+	subs := mustSubcountries(t, regionsOKFN)
+	if subs.Len() != 9 {
+		t.Errorf("%d subcountries, want 9 (Singapore has none)", subs.Len())
+	}
+	fromDump, err := importer.ReadRegionNames(strings.NewReader(regionsDump), subs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := importer.ReadGazetteer(strings.NewReader(regionsDump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromGazetteer := g.RegionNames(subs)
+	for name, names := range map[string]*importer.RegionNames{"dump": fromDump, "gazetteer": fromGazetteer} {
+		t.Run(name, func(t *testing.T) {
+			if names.Len() != 3 {
+				t.Errorf("%d divisions named, want 3: JP 40, JP 19, GB ENG", names.Len())
+			}
+			for _, tc := range []struct {
+				id              uint32
+				country, admin1 string
+				want            string
+			}{
+				{0, "jp", "40", "Tokyo"},
+				{4, "jp", "40", "Tokyo"}, // Fuchū is no okfn city
+				{3, "jp", "19", "Kanagawa"},
+				{0, "gb", "ENG", "England"},
+				{0, "cd", "04", ""},                // two of four say Lomami
+				{11, "cd", "04", "Kasai-Oriental"}, // as the okfn file says
+				{0, "rs", "00", ""},
+				{30, "rs", "00", "Central Serbia"},
+				{40, "sg", "00", ""},
+				{0, "jp", "99", ""},
+				{0, "", "40", ""},
+			} {
+				if got := names.Name(tc.id, tc.country, tc.admin1); got != tc.want {
+					t.Errorf("Name(%d, %q, %q) = %q, want %q", tc.id, tc.country, tc.admin1, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenSubcountriesFailsOnBadFiles(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "world-cities.csv")
+	if _, err := importer.OpenSubcountries(missing); err == nil || !strings.Contains(err.Error(), "okfn file "+missing+": ") {
+		t.Errorf("a missing file: err = %v, want one naming it", err)
+	}
+	maxmind := writeTemp(t, "worldcitiespop.txt", maxmindHeader+"ad,x,X,07,,1,1\n")
+	if _, err := importer.OpenSubcountries(maxmind); !errors.Is(err, importer.ErrHeader) || !strings.Contains(err.Error(), maxmind) {
+		t.Errorf("a MaxMind file: err = %v, want ErrHeader naming it", err)
+	}
+	garbage := writeTemp(t, "world-cities.csv", "name,country,subcountry,geonameid\n"+strings.Repeat("a,b\n", 10))
+	if _, err := importer.OpenSubcountries(garbage); !errors.Is(err, importer.ErrMalformedRow) {
+		t.Errorf("a file of malformed rows: err = %v, want ErrMalformedRow", err)
+	}
+	if _, err := importer.OpenRegionNames(maxmind, mustSubcountries(t, regionsOKFN)); !errors.Is(err, importer.ErrHeader) || !strings.Contains(err.Error(), maxmind) {
+		t.Errorf("a MaxMind file as GeoNames: err = %v, want ErrHeader naming it", err)
+	}
+}
+
+func writeTemp(tb testing.TB, name, content string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// sliceStore keeps the cities of its last Load, in order.
+type sliceStore struct {
+	search.Store
+	cities []search.City
+}
+
+func (s *sliceStore) Load(_ context.Context, _ search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
+	cities, err := search.ReadAll(r)
+	s.cities = cities
+	return search.LoadStats{Read: len(cities), Stored: len(cities)}, err
+}
+
+// regions is what a test checks of imported cities: name, region code and
+// region name.
+func regions(cities []search.City) []string {
+	var out []string
+	for _, c := range cities {
+		out = append(out, c.Name+"|"+c.Region+"|"+c.Subcountry)
+	}
+	return out
+}
+
+// A GeoNames dump imported as the large dataset names its regions from its
+// own codes, read before its rows.
+func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
+	path := writeTemp(t, "cities500.txt", regionsDump)
+	subs := mustSubcountries(t, regionsOKFN)
+	var store sliceStore
+	var phases []string
+	sum, err := importer.ImportFile(t.Context(), &store, path, importer.Options{
+		Dataset: search.Large, Subcountries: subs, Phase: func(p string) { phases = append(phases, p) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Tokyo|40|Tokyo", "Hachioji|40|Tokyo", "Yokohama|19|Kanagawa", "Fuchu|40|Tokyo",
+		"Mbuji-Mayi|04|Kasai-Oriental", "Kabinda|04|Lomami", "Mwene-Ditu|04|Lomami", "Lodja|04|Sankuru", "Tshilenge|04|",
+		"London|ENG|England", "Oxford|ENG|England", "Belgrade|00|Central Serbia", "Zemun|00|", "Singapore|00|"}
+	if got := regions(store.cities); !slices.Equal(got, want) {
+		t.Errorf("cities\n%q\nwant\n%q", got, want)
+	}
+	if sum.Format != importer.FormatGeoNames || sum.Regions != 3 || sum.Named != 11 || !strings.Contains(sum.String(), ", 11 with region names)") {
+		t.Errorf("summary %v: format %s, %d regions, %d named; want geonames, 3, 11", sum, sum.Format, sum.Regions, sum.Named)
+	}
+	if len(phases) < 2 || phases[0] != importer.PhaseRegionNames || phases[1] != "" {
+		t.Errorf("phases %q, want %q then \"\" before the store's", phases, importer.PhaseRegionNames)
+	}
+
+	// Import reads its file once: it cannot name a dump's regions.
+	sum, err = importer.Import(t.Context(), &store, strings.NewReader(regionsDump), importer.Options{Dataset: search.Large, Subcountries: subs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Regions != 0 || sum.Named != 0 || store.cities[0].Subcountry != "" {
+		t.Errorf("Import named %d regions and %d cities (%+v), want none", sum.Regions, sum.Named, store.cities[0])
+	}
+}
+
+// A MaxMind file's codes are not always GeoNames': its cities joined with a
+// GeoNames place tell what the others of their code are called.
+func TestImportNamesTheRegionsOfAMaxMindFile(t *testing.T) {
+	path := writeTemp(t, "worldcitiespop.txt", maxmindHeader+
+		"gb,barnet,Barnet,Q6,,51.65,-0.2\n"+ // before the city that tells what Q6 is
+		"gb,london,London,Q6,7556900,51.51,-0.13\n"+
+		"gb,oxford,Oxford,Q6,,51.75,-1.26\n"+
+		"gb,cardiff,Cardiff,Z1,,51.48,-3.18\n"+ // nobody tells
+		"jp,fuchu,Fuchu,40,,35.67,139.48\n"+
+		"jp,kodaira,Kodaira,40,,35.73,139.48\n"+ // no GeoNames place, a GeoNames code
+		"rs,belgrade,Belgrade,00,,44.8,20.47\n"+
+		"rs,novi beograd,Novi Beograd,00,,44.81,20.42\n")
+	subs := mustSubcountries(t, regionsOKFN)
+	g, err := importer.ReadGazetteer(strings.NewReader(regionsDump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var store sliceStore
+	sum, err := importer.ImportFile(t.Context(), &store, path, importer.Options{Dataset: search.Large, Subcountries: subs, Enrich: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Barnet|Q6|England", "London|Q6|England", "Oxford|Q6|England", "Cardiff|Z1|",
+		"Fuchu|40|Tokyo", "Kodaira|40|Tokyo", "Belgrade|00|Central Serbia", "Novi Beograd|00|"}
+	if got := regions(store.cities); !slices.Equal(got, want) {
+		t.Errorf("cities\n%q\nwant\n%q", got, want)
+	}
+	if sum.Format != importer.FormatMaxMind || sum.Regions != 3 || sum.Named != 6 || sum.Enriched != 4 {
+		t.Errorf("summary %v: format %s, %d regions; want maxmind, 3 regions, 6 named, 4 enriched", sum, sum.Format, sum.Regions)
+	}
+
+	// Without GeoNames places nothing tells what MaxMind's codes are.
+	sum, err = importer.ImportFile(t.Context(), &store, path, importer.Options{Dataset: search.Large, Subcountries: subs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Regions != 0 || sum.Named != 0 || store.cities[1].Subcountry != "" {
+		t.Errorf("without Enrich: %d regions, %d named (%+v), want none", sum.Regions, sum.Named, store.cities[1])
+	}
+}
+
+// The large dataset's real sources: most cities get a region name, and the
+// big ones the right one.
+func TestImportNamesTheRegionsOfTheSharedFiles(t *testing.T) {
+	subs, err := importer.OpenSubcountries(datasetPath(t, "world-cities.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file   string
+		enrich *importer.Gazetteer
+		share  float64
+		want   []string
+	}{
+		{"geonames-cities1000.txt.gz", nil, 0.97, []string{"Tokyo|40|Tokyo", "London|ENG|England", "Zürich|ZH|Zurich"}},
+		{"worldcitiespop-100k.txt.gz", mustGazetteer(t), 0.94, []string{"Tokyo|40|Tokyo", "London|Q6|England", "Zürich|ZH|Zurich"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var store sliceStore
+			sum, err := importer.ImportFile(t.Context(), &store, datasetPath(t, tc.file), importer.Options{Dataset: search.Large, Subcountries: subs, Enrich: tc.enrich})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if share := float64(sum.Named) / float64(len(store.cities)); share < tc.share {
+				t.Errorf("%d of %d cities named (%.1f%%), want %.0f%% at least", sum.Named, len(store.cities), 100*share, 100*tc.share)
+			}
+			got := regions(store.cities)
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("no city %s (name|code|region)", w)
+				}
+			}
+		})
+	}
+}
