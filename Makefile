@@ -42,7 +42,9 @@ $(DATA_DIR)/large.cfs: $(LARGE_FILE) $(SMALL_CSV) | build
 
 import-large: build $(DATA_DIR)/large.cfs
 
-run: build $(DATA_DIR)/small.cfs
+# run serves both datasets when the mirror has a large one (a second or two
+# more); without it, the large dataset stays empty until imported.
+run: build $(DATA_DIR)/small.cfs $(if $(LARGE_FILE),$(DATA_DIR)/large.cfs)
 	./$(BIN) serve --data-dir $(DATA_DIR) --addr $(ADDR)
 
 # The MongoDB tests run against FerretDB (see internal/mongotest), built from
