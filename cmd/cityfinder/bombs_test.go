@@ -127,6 +127,7 @@ func peakRSS() int64 {
 // message, whatever their size: a line longer than the readers accept is
 // one rejected row, or for a header a clear error.
 func TestImportBoundsMemoryOnHostileFiles(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc to read a process's peak RSS")
 	}

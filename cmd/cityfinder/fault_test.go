@@ -66,6 +66,7 @@ func readOffset(pid int, path string) int64 {
 // An import killed with SIGKILL halfway through its file leaves the old
 // dataset in place, and the next import succeeds and cleans up.
 func TestImportKilledHalfwayKeepsTheOldDataset(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/fdinfo"); err != nil {
 		t.Skip("needs /proc to watch the import's progress")
 	}

@@ -48,6 +48,7 @@ func excerpt(t *testing.T) string {
 // The same file imported into MongoDB and into the embedded store gives the
 // same summary, the same query output and the same API answers.
 func TestMongoImportQueryServe(t *testing.T) {
+	t.Parallel()
 	csv := excerpt(t)
 	uri := mongotest.URI(t)
 	mongoArgs := []string{"--mongo-uri", uri, "--mongo-db", mongotest.Database(t, uri), "--mongo-query-timeout", ferretQueryTimeout}

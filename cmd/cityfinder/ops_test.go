@@ -264,6 +264,7 @@ func blackhole(t *testing.T) string { return silent.Listen(t) }
 // and exits 0. The search is slow because the limiter's Redis hangs: each
 // decision waits out the 2s read timeout, then fails open.
 func TestServeSIGTERMFinishesRequestInFlight(t *testing.T) {
+	t.Parallel()
 	dir := mustImportTwoCities(t)
 	addr := freeAddr(t)
 	base := "http://" + addr

@@ -58,6 +58,7 @@ func readmeExamples(t *testing.T) []example {
 // `make run` imports: the okfn file enriched with GeoNames as small, the
 // GeoNames file as large, regions named by the okfn file.
 func TestREADMEExamples(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities.csv")
 	geonames := shareddata.Path(t, "geonames-cities1000.txt.gz")
 	dir := t.TempDir()

@@ -101,6 +101,7 @@ func TestImportSaysWhenRegionsHaveNoNames(t *testing.T) {
 // answer lists the same line (name, region, country) twice: real rows of
 // both large sources, cut to the cities the queries find.
 func TestQueryListsEachLineOnce(t *testing.T) {
+	t.Parallel()
 	queries := []string{"tokyo", "london", "springfield"}
 	keep := func(name string) bool {
 		name = strings.ToLower(strings.TrimSpace(name))

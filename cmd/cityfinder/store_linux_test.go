@@ -21,6 +21,7 @@ import (
 // of an import into an empty directory, where reading the snapshot would
 // add its whole size.
 func TestImportReadsNoOtherSnapshot(t *testing.T) {
+	t.Parallel()
 	beside := t.TempDir()
 	mustRunCLI(t, "import", "--file", writeBigOKFN(t, 300_000), "--data-dir", beside)
 	// The generated cities stand in for the large dataset.
