@@ -30,15 +30,30 @@ func benchmarkCities(b *testing.B) []search.City {
 
 // readMaxMind reads every city of a MaxMind file.
 func readMaxMind(tb testing.TB, path string) []search.City {
+	return readEnriched(tb, path, "")
+}
+
+// readEnriched reads every city of a MaxMind file, enriched with the
+// GeoNames dump at geonames (population, location and alternate names)
+// unless it is "".
+func readEnriched(tb testing.TB, path, geonames string) []search.City {
 	tb.Helper()
 	in, err := importer.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer in.Close()
-	r, err := importer.NewMaxMindReader(in, importer.ReaderOptions{})
+	var r search.CityReader
+	r, err = importer.NewMaxMindReader(in, importer.ReaderOptions{})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if geonames != "" {
+		g, err := importer.OpenGazetteer(geonames)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		r = g.Enrich(r)
 	}
 	cities, err := search.ReadAll(r)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"sync"
@@ -21,17 +22,31 @@ import (
 )
 
 // builder turns a stream of cities into the sections of a snapshot. It
-// keeps each city as a 32-byte record plus its slug and name in one arena,
-// so that a dataset of millions of cities fits in a few hundred megabytes
+// keeps each city as a 32-byte record plus its strings in one arena, so
+// that a dataset of millions of cities fits in a few hundred megabytes
 // while it is sorted.
 type builder struct {
-	records  chunked
+	// records holds a record per city as read: the layout of the
+	// snapshot's, with the number of alternate names in the rank field.
+	records chunked
+	// arena holds per city its slug, its name, its alternate names, then
+	// the slugs of those that are keys (see altBuild).
 	arena    chunked
+	alts     []altBuild // every city's alternate names, in reading order
 	areas    []area
 	areaIdx  map[area]uint32
 	lastArea area // rows come grouped by country and region: skip the map
 	lastIdx  uint32
 	count    int
+}
+
+// altBuild is one alternate name of a city being built.
+type altBuild struct {
+	nameLen uint16
+	// slugLen is the length of the name's slug when it is a key (see
+	// search.Keys), else 0; the slug is in the arena at slugOff.
+	slugLen uint16
+	slugOff uint32
 }
 
 func newBuilder() *builder {
@@ -53,9 +68,6 @@ func (b *builder) add(c *search.City) error {
 		}
 		b.lastArea, b.lastIdx = a, ai
 	}
-	if uint64(b.arena.len())+uint64(len(c.Slug))+uint64(len(c.Name)) > math.MaxUint32 {
-		return fmt.Errorf("dataset too large: more than 4 GiB of names")
-	}
 	var r [recordSize]byte
 	binary.LittleEndian.PutUint32(r[rSlugOff:], uint32(b.arena.len()))
 	binary.LittleEndian.PutUint16(r[rSlugLen:], uint16(len(c.Slug)))
@@ -71,11 +83,43 @@ func (b *builder) add(c *search.City) error {
 	}
 	binary.LittleEndian.PutUint32(r[rLat:], uint32(lat))
 	binary.LittleEndian.PutUint32(r[rLon:], uint32(lon))
-	b.records.write(r[:])
+	binary.LittleEndian.PutUint32(r[rRank:], uint32(len(c.AltNames)))
 	b.arena.writeString(c.Slug)
 	b.arena.writeString(c.Name)
+	first := len(b.alts)
+	for _, alt := range c.AltNames {
+		if len(alt) > math.MaxUint16 {
+			return fmt.Errorf("%w: alternate name of %d bytes is too long", search.ErrInvalidCity, len(alt))
+		}
+		b.arena.writeString(alt)
+		b.alts = append(b.alts, altBuild{nameLen: uint16(len(alt))})
+	}
+	// The keys of alternate names, as search.Keys makes them: a slug that
+	// is empty, the city's own or an earlier alternate name's is none.
+	for i, alt := range c.AltNames {
+		slug := search.Slug(alt)
+		if slug == "" || slug == c.Slug || len(slug) > math.MaxUint16 || b.hasAltKey(b.alts[first:first+i], slug) {
+			continue
+		}
+		b.alts[first+i].slugOff, b.alts[first+i].slugLen = uint32(b.arena.len()), uint16(len(slug))
+		b.arena.writeString(slug)
+	}
+	if b.arena.len() > math.MaxUint32 { // an offset above did not fit: the load fails
+		return fmt.Errorf("dataset too large: more than 4 GiB of names")
+	}
+	b.records.write(r[:])
 	b.count++
 	return nil
+}
+
+// hasAltKey reports whether one of alts is a key with this slug.
+func (b *builder) hasAltKey(alts []altBuild, slug string) bool {
+	for _, a := range alts {
+		if int(a.slugLen) == len(slug) && b.arena.equal(a.slugOff, slug) {
+			return true
+		}
+	}
+	return false
 }
 
 // chunked is an append-only buffer of fixed-size chunks: growing it to
@@ -107,6 +151,17 @@ func (c *chunked) writeString(p string) {
 
 func (c *chunked) write(p []byte) { c.writeString(aliasString(p)) }
 
+// equal reports whether the bytes at off are s.
+func (c *chunked) equal(off uint32, s string) bool {
+	for i := range len(s) {
+		at := int(off) + i
+		if c.chunks[at/chunkSize][at%chunkSize] != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // bytes returns the contents as one slice and empties c.
 func (c *chunked) bytes() []byte {
 	out := make([]byte, 0, c.n)
@@ -118,152 +173,261 @@ func (c *chunked) bytes() []byte {
 	return out
 }
 
-// unsorted views the collected records as a snapshot, so that sorting
-// compares records with the very functions that queries use.
-func (b *builder) unsorted() *snapshot {
-	return &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
+// built is a snapshot built in memory, with what goes into its file
+// besides what the snapshot reads back.
+type built struct {
+	*snapshot
+	wordSec                   []byte // the words section
+	altIndex, altLens         []byte
+	heavy, wordHeavy          []heavyBuild
+	trie                      []byte
+	cities, alts, altNameKeys int
 }
 
-// sorted sorts the records by slug (ties in rank order), drops duplicates
-// (same slug and area; the first, most populous, stays) and lays records
-// and strings out again in that order, so that neighbours in a prefix range
-// are neighbours in memory.
-func (b *builder) sorted(ctx context.Context) (*snapshot, error) {
-	src := b.unsorted()
-	perm := sortBySlug(src)
+// build sorts the cities read by slug (ties in rank order), drops
+// duplicates (same slug and area; the first, most populous, stays), adds
+// the keys of their alternate names and of the later words of their
+// names, and lays records and strings out again in slug order, so that
+// neighbours in a prefix range are neighbours in memory.
+func (b *builder) build(ctx context.Context) (*built, error) {
+	src := &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
+	alts := b.alts
+	b.alts = nil
+	// The first alternate name of each city as read.
+	altFirst := make([]uint32, src.count+1)
+	for i := range uint32(src.count) {
+		altFirst[i+1] = altFirst[i] + le32(src.rec(i), rRank)
+	}
+	cities := sortCities(src)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The keys of alternate names: city (its position in cities) and
+	// alternate name, sorted by slug, ties in rank order.
+	type altKey struct{ city, alt uint32 }
+	var altKeys []altKey
+	for c, i := range cities {
+		for a := altFirst[i]; a < altFirst[i+1]; a++ {
+			if alts[a].slugLen > 0 {
+				altKeys = append(altKeys, altKey{uint32(c), a})
+			}
+		}
+	}
+	altSlug := func(k altKey) []byte {
+		a := &alts[k.alt]
+		return src.blob[a.slugOff : a.slugOff+uint32(a.slugLen)]
+	}
+	slices.SortFunc(altKeys, func(x, y altKey) int {
+		if c := bytes.Compare(altSlug(x), altSlug(y)); c != 0 {
+			return c
+		}
+		return compareBuilt(src, cities[x.city], true, cities[y.city], true)
+	})
+	total := len(cities) + len(altKeys)
+	if total > rankMask {
+		return nil, fmt.Errorf("dataset too large: %d keys of names", total)
+	}
+	// Merge the cities and the alternate names' keys into the names
+	// order; recOf is each city's record there.
+	recOf := make([]uint32, len(cities))
+	order := make([]uint32, 0, total) // a city's position, or an alternate name's key | flagAlt
+	for c, a := 0, 0; c < len(cities) || a < len(altKeys); {
+		takeCity := a == len(altKeys)
+		if !takeCity && c < len(cities) {
+			k := altKeys[a]
+			cmp := bytes.Compare(src.slug(cities[c]), altSlug(k))
+			if cmp == 0 {
+				cmp = compareBuilt(src, cities[c], false, cities[k.city], true)
+			}
+			takeCity = cmp <= 0
+		}
+		if takeCity {
+			recOf[c] = uint32(len(order))
+			order = append(order, uint32(c))
+			c++
+		} else {
+			order = append(order, uint32(a)|flagAlt)
+			a++
+		}
+	}
+	// Lay out the records, their strings and the alternate names.
+	out := &built{cities: len(cities), alts: len(alts)}
 	dst := &snapshot{
-		records: make([]byte, 0, len(src.records)),
+		records: make([]byte, 0, total*recordSize),
 		blob:    make([]byte, 0, len(src.blob)),
 		areas:   b.areas,
+		count:   total,
+		cities:  len(cities),
 	}
+	hasAltKeys := make([]bool, len(cities))
+	for _, k := range altKeys {
+		hasAltKeys[k.city] = true
+	}
+	altRecs := make(map[uint32][]uint32) // the records of each city's alternate names' keys
+	nAlts := 0
+	for _, o := range order {
+		var nr [recordSize]byte
+		if o&flagAlt != 0 {
+			k := altKeys[o&^flagAlt]
+			c := cities[k.city]
+			cr := src.rec(c)
+			slug := altSlug(k)
+			binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
+			binary.LittleEndian.PutUint16(nr[rSlugLen:], uint16(len(slug)))
+			binary.LittleEndian.PutUint32(nr[rArea:], le32(cr, rArea))
+			binary.LittleEndian.PutUint32(nr[rID:], recOf[k.city])
+			binary.LittleEndian.PutUint32(nr[rPop:], le32(cr, rPop))
+			binary.LittleEndian.PutUint32(nr[rLat:], k.alt-altFirst[c]+1)
+			binary.LittleEndian.PutUint32(nr[rRank:], flagAlt|flagMulti)
+			altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
+			dst.records = append(dst.records, nr[:]...)
+			dst.blob = append(dst.blob, slug...)
+			out.altNameKeys++
+			continue
+		}
+		i := cities[o]
+		r := src.rec(i)
+		copy(nr[:], r)
+		var flags uint32
+		if hasAltKeys[o] {
+			flags |= flagMulti
+		}
+		first, end := altFirst[i], altFirst[i+1]
+		if first < end {
+			flags |= flagAltNames
+			out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(len(dst.records)/recordSize))
+			out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(nAlts))
+		}
+		n := uint32(le16(r, rSlugLen)) + uint32(le16(r, rNameLen))
+		for a := first; a < end; a++ {
+			n += uint32(alts[a].nameLen)
+			out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
+			nAlts++
+		}
+		binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
+		binary.LittleEndian.PutUint32(nr[rRank:], flags)
+		dst.records = append(dst.records, nr[:]...)
+		off := le32(r, rSlugOff)
+		dst.blob = append(dst.blob, src.blob[off:off+n]...)
+	}
+	out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, math.MaxUint32)
+	out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(nAlts))
+	if uint64(len(dst.blob)) > math.MaxUint32 {
+		return nil, fmt.Errorf("dataset too large: %d bytes of names", len(dst.blob))
+	}
+	src, alts, order, cities = nil, nil, nil, nil // let the copies read go
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dst.names = index{s: dst, n: dst.count}
+	words, err := wordKeys(dst, altRecs)
+	if err != nil {
+		return nil, err
+	}
+	dst.words = index{s: dst, n: len(words.keys) / wordKeySize, words: true, keys: words.keys, shape: words.shape}
+	out.wordSec = words.keys
+	out.snapshot = dst
+	var wg sync.WaitGroup
+	wg.Go(dst.assignRanks)
+	wg.Go(func() { words.assignRanks(dst) })
+	wg.Wait()
+	return out, nil
+}
+
+// compareBuilt orders two keys of one slug, of the cities whose records
+// are a and b (main name or alternate name as aAlt and bAlt say), as
+// search.CompareKeys does for a whole-name match of that slug: by weight,
+// main name first, then by city.
+func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
+	wa, wb := s.pop(a), s.pop(b)
+	if !aAlt {
+		wa *= search.AltDivisor
+	}
+	if !bAlt {
+		wb *= search.AltDivisor
+	}
+	switch {
+	case wa > wb:
+		return -1
+	case wa < wb:
+		return 1
+	case aAlt != bAlt:
+		if bAlt {
+			return -1
+		}
+		return 1
+	}
+	return s.compareCities(a, b)
+}
+
+// sortCities returns the records of s (cities as read) ordered by slug,
+// ties by population then by city, less duplicates: of the cities with
+// the same slug and area, the first.
+func sortCities(s *snapshot) []uint32 {
+	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, func(a, b uint32) int {
+		return compareBuilt(s, a, false, b, false)
+	})
+	out := perm[:0]
 	seen := make(map[uint32]struct{})
 	for k := 0; k < len(perm); {
 		run := k + 1
-		for run < len(perm) && bytes.Equal(src.slug(perm[run]), src.slug(perm[k])) {
+		for run < len(perm) && bytes.Equal(s.slug(perm[run]), s.slug(perm[k])) {
 			run++
 		}
-		if run-k > 1 {
-			clear(seen)
+		if run-k == 1 {
+			out = append(out, perm[k])
+			k = run
+			continue
 		}
+		clear(seen)
 		for _, i := range perm[k:run] {
-			r := src.rec(i)
-			if run-k > 1 {
-				a := le32(r, rArea)
-				if _, dup := seen[a]; dup {
-					continue
-				}
-				seen[a] = struct{}{}
+			a := le32(s.rec(i), rArea)
+			if _, dup := seen[a]; dup {
+				continue
 			}
-			var nr [recordSize]byte
-			copy(nr[:], r)
-			binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
-			dst.records = append(dst.records, nr[:]...)
-			dst.blob = append(dst.blob, src.slug(i)...)
-			dst.blob = append(dst.blob, src.name(i)...)
-			dst.count++
+			seen[a] = struct{}{}
+			out = append(out, i)
 		}
 		k = run
 	}
-	dst.assignRanks()
-	return dst, nil
+	return out
 }
 
-// assignRanks numbers the records of a sorted snapshot in the base order:
-// population (higher first), then slug length, then position. Position
-// stands for the rest of search.Compare's order: records are sorted by slug,
-// and records with the same slug by name, country, subcountry, region and id.
-// Most records have no population, so they are numbered by a counting sort
-// on length; only the others need a comparison sort.
-func (s *snapshot) assignRanks() {
-	var known []uint32
-	var perLen []uint32 // records without population, counted by slug length
-	for i := range uint32(s.count) {
-		if s.pop(i) > 0 {
-			known = append(known, i)
-			continue
-		}
-		n := len(s.slug(i))
-		if n >= len(perLen) {
-			perLen = append(perLen, make([]uint32, n+1-len(perLen))...)
-		}
-		perLen[n]++
-	}
-	slices.SortFunc(known, func(a, b uint32) int {
-		if pa, pb := s.pop(a), s.pop(b); pa != pb {
-			if pa > pb {
-				return -1
-			}
-			return 1
-		}
-		if la, lb := len(s.slug(a)), len(s.slug(b)); la != lb {
-			return la - lb
-		}
-		return int(a) - int(b)
-	})
-	set := func(i, rank uint32) {
-		binary.LittleEndian.PutUint32(s.records[int(i)*recordSize+rRank:], rank)
-	}
-	for rank, i := range known {
-		set(i, uint32(rank))
-	}
-	// Turn the counts into each length's first rank, then number the
-	// records in position order within their length.
-	next := uint32(len(known))
-	for n, c := range perLen {
-		perLen[n] = next
-		next += c
-	}
-	for i := range uint32(s.count) {
-		if s.pop(i) == 0 {
-			n := len(s.slug(i))
-			set(i, perLen[n])
-			perLen[n]++
-		}
-	}
-}
-
-// sortKey is a record index with the first 8 bytes of its slug, big-endian,
-// so that most comparisons of the sort are one integer comparison with no
-// trip to the record or the blob. Slugs hold no zero bytes, so zero padding
+// sortKey is an index with the first 8 bytes of its slug, big-endian, so
+// that most comparisons of a sort are one integer comparison with no trip
+// to the record or the blob. Slugs hold no zero bytes, so zero padding
 // sorts a shorter slug before its extensions, as bytes.Compare does.
 type sortKey struct {
-	key uint64
-	idx uint32
+	head uint64
+	idx  uint32
 }
 
-// sortBySlug returns the record indexes of s ordered by slug, ties in rank
-// order, sorting the two halves on two cores and merging them.
-func sortBySlug(s *snapshot) []uint32 {
-	keys := make([]sortKey, s.count)
+// sortByHead returns 0..n-1 ordered by slug, ties by tie, sorting the two
+// halves on two cores and merging them.
+func sortByHead(n int, slug func(i uint32) []byte, tie func(a, b uint32) int) []uint32 {
+	keys := make([]sortKey, n)
 	for i := range keys {
 		var k [8]byte
-		copy(k[:], s.slug(uint32(i)))
-		keys[i] = sortKey{key: binary.BigEndian.Uint64(k[:]), idx: uint32(i)}
+		copy(k[:], slug(uint32(i)))
+		keys[i] = sortKey{head: binary.BigEndian.Uint64(k[:]), idx: uint32(i)}
 	}
 	cmp := func(a, b sortKey) int {
-		if a.key != b.key {
-			if a.key < b.key {
+		if a.head != b.head {
+			if a.head < b.head {
 				return -1
 			}
 			return 1
 		}
-		sa, sb := s.slug(a.idx), s.slug(b.idx)
-		if c := bytes.Compare(sa, sb); c != 0 {
+		if c := bytes.Compare(slug(a.idx), slug(b.idx)); c != 0 {
 			return c
 		}
-		return s.compare(aliasString(sa), a.idx, b.idx)
+		return tie(a.idx, b.idx)
 	}
 	half := len(keys) / 2
-	done := make(chan struct{})
-	go func() {
-		slices.SortFunc(keys[:half], cmp)
-		close(done)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(keys[:half], cmp) })
 	slices.SortFunc(keys[half:], cmp)
-	<-done
+	wg.Wait()
 	perm := make([]uint32, 0, len(keys))
 	a, b := keys[:half], keys[half:]
 	for len(a) > 0 && len(b) > 0 {
@@ -282,6 +446,163 @@ func sortBySlug(s *snapshot) []uint32 {
 	return perm
 }
 
+// wordsBuilt are the keys of later words, sorted, before their ranks.
+type wordsBuilt struct {
+	keys  []byte // wordKeySize bytes each, ranks still 0
+	shape wordShape
+}
+
+// wordKeys returns the keys of the later words of the main names of s,
+// as search.Keys makes them (a word whose slug is an alternate name's key
+// is none: altRecs holds the records of those keys by city), sorted by
+// slug, ties by population then by city.
+func wordKeys(s *snapshot, altRecs map[uint32][]uint32) (wordsBuilt, error) {
+	type wordKey struct {
+		rec uint32
+		off uint16
+	}
+	var keys []wordKey
+	maxOff := 1
+	var altSlugs [][]byte
+	for i := range uint32(s.count) {
+		if s.isAlt(i) {
+			continue
+		}
+		slug := s.slug(i)
+		if bytes.IndexByte(slug, '-') < 0 {
+			continue
+		}
+		altSlugs = altSlugs[:0]
+		for _, a := range altRecs[i] {
+			altSlugs = append(altSlugs, s.slug(a))
+		}
+		for j := 0; j+1 < len(slug); j++ {
+			if slug[j] != '-' || slices.ContainsFunc(altSlugs, func(a []byte) bool { return bytes.Equal(a, slug[j+1:]) }) {
+				continue
+			}
+			keys = append(keys, wordKey{rec: i, off: uint16(j + 1)})
+			maxOff = max(maxOff, j+1)
+		}
+	}
+	shape := wordShape{recBits: uint(max(1, bits.Len(uint(s.count-1)))), offBits: uint(bits.Len(uint(maxOff)))}
+	if len(keys) >= wordAnswer || !shape.holds(s.count, len(keys)) {
+		return wordsBuilt{}, fmt.Errorf("dataset too large: %d keys of later words", len(keys))
+	}
+	slug := func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] }
+	perm := sortByHead(len(keys), slug, func(a, b uint32) int {
+		return compareBuilt(s, keys[a].rec, false, keys[b].rec, false)
+	})
+	// A city with two keys or more is marked, so that a query keeps one.
+	many := make(map[uint32]bool)
+	for i := 1; i < len(keys); i++ {
+		if keys[i].rec == keys[i-1].rec {
+			many[keys[i].rec] = true
+		}
+	}
+	out := make([]byte, 0, len(keys)*wordKeySize)
+	for _, k := range perm {
+		w := uint64(keys[k].rec)<<shape.recShift() | uint64(keys[k].off)<<shape.offShift()
+		if many[keys[k].rec] {
+			w |= 1
+		}
+		out = binary.LittleEndian.AppendUint64(out, w)
+	}
+	return wordsBuilt{keys: out, shape: shape}, nil
+}
+
+// assignRanks numbers the records of a sorted snapshot in the base order
+// of the names index: weight (population, doubled for a main name; higher
+// first), main name before alternate, slug length, then position. Position
+// stands for the rest of search.CompareKeys's order: records are sorted by
+// slug, and records with the same slug by the rest. Most records have no
+// population, so they are numbered by a counting sort on length; only the
+// others need a comparison sort.
+func (s *snapshot) assignRanks() {
+	weight := func(i uint32) int64 {
+		if s.isAlt(i) {
+			return s.pop(i)
+		}
+		return s.pop(i) * search.AltDivisor
+	}
+	rankKeys(s.count, weight, s.isAlt, s.slugLen, func(i, rank uint32) {
+		r := s.records[int(i)*recordSize+rRank:]
+		binary.LittleEndian.PutUint32(r, le32(r, 0)|rank)
+	})
+}
+
+// assignRanks numbers the word keys in the base order of the words index:
+// population (higher first), slug length, then position.
+func (w wordsBuilt) assignRanks(s *snapshot) {
+	x := index{s: s, n: len(w.keys) / wordKeySize, words: true, keys: w.keys, shape: w.shape}
+	rankKeys(x.n, func(k uint32) int64 { return x.pop(k) }, func(uint32) bool { return false }, func(k uint32) int { return x.slugLen(k) },
+		func(k, rank uint32) {
+			at := w.keys[int(k)*wordKeySize:]
+			binary.LittleEndian.PutUint64(at, le64(at, 0)|uint64(rank)<<w.shape.rankShift())
+		})
+}
+
+// rankKeys numbers keys 0..n-1 by weight (higher first), then those that
+// are not alt before those that are, then slug length, then position,
+// and calls set with each key's number.
+func rankKeys(n int, weight func(uint32) int64, alt func(uint32) bool, slugLen func(uint32) int, set func(i, rank uint32)) {
+	var known []uint32
+	var perLen [2][]uint32 // keys of no weight, counted by alt and slug length
+	for i := range uint32(n) {
+		if weight(i) > 0 {
+			known = append(known, i)
+			continue
+		}
+		a, l := 0, slugLen(i)
+		if alt(i) {
+			a = 1
+		}
+		if l >= len(perLen[a]) {
+			perLen[a] = append(perLen[a], make([]uint32, l+1-len(perLen[a]))...)
+		}
+		perLen[a][l]++
+	}
+	slices.SortFunc(known, func(a, b uint32) int {
+		if wa, wb := weight(a), weight(b); wa != wb {
+			if wa > wb {
+				return -1
+			}
+			return 1
+		}
+		if aa, ab := alt(a), alt(b); aa != ab {
+			if ab {
+				return -1
+			}
+			return 1
+		}
+		if la, lb := slugLen(a), slugLen(b); la != lb {
+			return la - lb
+		}
+		return int(a) - int(b)
+	})
+	for rank, i := range known {
+		set(i, uint32(rank))
+	}
+	// Turn the counts into each group's first rank, then number the keys
+	// in position order within their group.
+	next := uint32(len(known))
+	for a := range perLen {
+		for l, c := range perLen[a] {
+			perLen[a][l] = next
+			next += c
+		}
+	}
+	for i := range uint32(n) {
+		if weight(i) == 0 {
+			a, l := 0, slugLen(i)
+			if alt(i) {
+				a = 1
+			}
+			set(i, perLen[a][l])
+			perLen[a][l]++
+		}
+	}
+}
+
 // heavyBuild is a heavy prefix found while building.
 type heavyBuild struct {
 	prefixOff, prefixLen uint32
@@ -289,38 +610,40 @@ type heavyBuild struct {
 	list                 []uint32
 }
 
-// precompute finds every prefix whose range holds more than scanLimit
-// records and ranks it ahead of time: for each it keeps the best listCap
-// records of its range that are not exact matches. Those are ranked by
-// population, length and so on alone, the same for every query prefix, so
+// precompute finds every prefix whose range in x holds more than scanLimit
+// keys and ranks it ahead of time: for each it keeps the best listCap
+// cities of its range, one key each, that are not exact matches. Those
+// are ranked by their base rank alone, the same for every query prefix, so
 // each prefix's list is a merge of its children's lists, built bottom-up.
 // A query then merges the list with the prefix's exact matches (which rank
 // with their boost) instead of ranking the whole range.
-func (s *snapshot) precompute(scanLimit, listCap int) []heavyBuild {
+func precompute(x *index, scanLimit, listCap, workers int) []heavyBuild {
 	// The first letters split the work into independent subtrees, shared
-	// out to two workers by size.
+	// out to the workers by size.
 	type group struct{ lo, hi int }
-	var groups [2][]group
-	var load [2]int
-	for lo := 0; lo < s.count; {
-		first := s.slug(uint32(lo))[0]
+	groups := make([][]group, workers)
+	load := make([]int, workers)
+	for lo := 0; lo < x.n; {
+		first := x.slug(uint32(lo))[0]
 		hi := lo + 1
-		for hi < s.count && s.slug(uint32(hi))[0] == first {
+		for hi < x.n && x.slug(uint32(hi))[0] == first {
 			hi++
 		}
 		w := 0
-		if load[1] < load[0] {
-			w = 1
+		for i := range load {
+			if load[i] < load[w] {
+				w = i
+			}
 		}
 		groups[w] = append(groups[w], group{lo, hi})
 		load[w] += hi - lo
 		lo = hi
 	}
-	var found [2][]heavyBuild
+	found := make([][]heavyBuild, workers)
 	var wg sync.WaitGroup
 	for w := range groups {
 		wg.Go(func() {
-			p := prefixWalker{s: s, scanLimit: scanLimit, listCap: listCap}
+			p := prefixWalker{x: x, scanLimit: scanLimit, listCap: listCap}
 			for _, g := range groups[w] {
 				p.walk(g.lo, g.hi, 1)
 			}
@@ -328,69 +651,98 @@ func (s *snapshot) precompute(scanLimit, listCap int) []heavyBuild {
 		})
 	}
 	wg.Wait()
-	return append(found[0], found[1]...)
+	return slices.Concat(found...)
 }
 
-// prefixWalker ranks the heavy prefixes of one part of a snapshot.
+// prefixWalker ranks the heavy prefixes of one part of an index.
 type prefixWalker struct {
-	s                  *snapshot
+	x                  *index
 	scanLimit, listCap int
 	heavy              []heavyBuild
 }
 
-// base orders records as if none were a whole-name match: by rank.
-func (p *prefixWalker) base(i, j uint32) int { return int(p.s.rank(i)) - int(p.s.rank(j)) }
+// base orders keys as if none were a whole-name match: by rank.
+func (p *prefixWalker) base(i, j uint32) int {
+	oi, oj := p.x.order(i), p.x.order(j)
+	switch {
+	case oi < oj:
+		return -1
+	case oi > oj:
+		return 1
+	}
+	return 0
+}
 
-// walk ranks records [lo, hi), which share their first depth bytes, and
-// returns their best listCap by the base order.
+// walk ranks keys [lo, hi), which share their first depth bytes, and
+// returns their best listCap by the base order, one per city.
 func (p *prefixWalker) walk(lo, hi, depth int) []uint32 {
-	s := p.s
+	x := p.x
 	if hi-lo <= p.scanLimit {
 		idx := make([]uint32, 0, hi-lo)
 		for i := lo; i < hi; i++ {
 			idx = append(idx, uint32(i))
 		}
 		slices.SortFunc(idx, p.base)
-		return idx[:min(len(idx), p.listCap)]
+		return p.mergeTop(idx, nil)
 	}
 	exactHi := lo
-	for exactHi < hi && len(s.slug(uint32(exactHi))) == depth {
+	for exactHi < hi && x.slugLen(uint32(exactHi)) == depth {
 		exactHi++
 	}
 	var best []uint32
 	for c := exactHi; c < hi; {
-		b := s.slug(uint32(c))[depth]
+		b := x.slug(uint32(c))[depth]
 		e := c + 1
-		for e < hi && s.slug(uint32(e))[depth] == b {
+		for e < hi && x.slug(uint32(e))[depth] == b {
 			e++
 		}
-		best = mergeTop(best, p.walk(c, e, depth+1), p.listCap, p.base)
+		best = p.mergeTop(best, p.walk(c, e, depth+1))
 		c = e
 	}
-	if prefix := s.slug(uint32(lo))[:depth]; prefix[depth-1] != '-' {
+	if prefix := x.slug(uint32(lo))[:depth]; prefix[depth-1] != '-' {
 		p.heavy = append(p.heavy, heavyBuild{
-			prefixOff: le32(s.rec(uint32(lo)), rSlugOff), prefixLen: uint32(depth),
+			prefixOff: x.slugOff(uint32(lo)), prefixLen: uint32(depth),
 			exactLo: uint32(lo), exactHi: uint32(exactHi), list: best,
 		})
 	}
 	exact := make([]uint32, 0, min(exactHi-lo, p.listCap))
 	for i := lo; i < exactHi && len(exact) < p.listCap; i++ {
-		exact = append(exact, uint32(i))
+		exact = append(exact, uint32(i)) // in rank order already: see build
 	}
-	return mergeTop(exact, best, p.listCap, p.base)
+	return p.mergeTop(exact, best)
 }
 
-// mergeTop merges two lists sorted by cmp into a new one of at most n.
-func mergeTop(a, b []uint32, n int, cmp func(i, j uint32) int) []uint32 {
-	out := make([]uint32, 0, min(len(a)+len(b), n))
-	for len(out) < n && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || (len(a) > 0 && cmp(a[0], b[0]) <= 0) {
-			out, a = append(out, a[0]), a[1:]
+// mergeTop merges two lists sorted by the base order into a new one of at
+// most listCap keys, the first of each city.
+func (p *prefixWalker) mergeTop(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, min(len(a)+len(b), p.listCap))
+	var multi []uint32 // the cities of out's keys that are not their only one
+	for len(out) < p.listCap && (len(a) > 0 || len(b) > 0) {
+		var k uint32
+		if len(b) == 0 || (len(a) > 0 && p.base(a[0], b[0]) <= 0) {
+			k, a = a[0], a[1:]
 		} else {
-			out, b = append(out, b[0]), b[1:]
+			k, b = b[0], b[1:]
 		}
+		if p.x.multi(k) {
+			c := p.x.city(k)
+			if slices.Contains(multi, c) {
+				continue
+			}
+			multi = append(multi, c)
+		}
+		out = append(out, k)
 	}
 	return out
+}
+
+// slugOff returns where key k's slug starts in the blob.
+func (x *index) slugOff(k uint32) uint32 {
+	if x.words {
+		rec, off := x.wordRec(k)
+		return le32(x.s.rec(rec), rSlugOff) + off
+	}
+	return le32(x.s.rec(k), rSlugOff)
 }
 
 // build is what a snapshot is built with besides its cities.
@@ -404,10 +756,9 @@ type build struct {
 	enter func(phase string)
 }
 
-// write writes the snapshot with its precomputed prefixes to w, which must
-// be positioned at its start; it seeks back to fill the header last.
-func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, trie []byte, b build) error {
-	scanLimit, listCap := b.scanLimit, b.listCap
+// write writes the snapshot to w, which must be positioned at its start;
+// it seeks back to fill the header last.
+func (s *built) write(w io.WriteSeeker, b build) error {
 	// Area strings, then the source's name, go to the end of the blob.
 	blob := s.blob
 	areaRefs := make([]byte, 0, len(s.areas)*areaSize)
@@ -423,49 +774,46 @@ func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, trie []byte, b bu
 	if uint64(len(blob)) > math.MaxUint32 {
 		return fmt.Errorf("dataset too large: %d bytes of strings", len(blob))
 	}
-	heavyRefs := make([]byte, 0, len(heavy)*heavySize)
-	var lists []byte
-	for _, h := range heavy {
-		for _, v := range [...]uint32{h.prefixOff, h.prefixLen, h.exactLo, h.exactHi, uint32(len(lists) / 4), uint32(len(h.list))} {
-			heavyRefs = binary.LittleEndian.AppendUint32(heavyRefs, v)
-		}
-		for _, i := range h.list {
-			lists = binary.LittleEndian.AppendUint32(lists, i)
-		}
-	}
+	heavyRefs, lists := heavySections(s.heavy)
+	wordHeavyRefs, wordLists := heavySections(s.wordHeavy)
 
 	var hdr [headerSize]byte
 	copy(hdr[:], magic)
 	put32 := func(off int, v uint32) { binary.LittleEndian.PutUint32(hdr[off:], v) }
 	put64 := func(off int, v uint64) { binary.LittleEndian.PutUint64(hdr[off:], v) }
 	put32(hVersion, version)
-	put32(hListCap, uint32(listCap))
-	put32(hCount, uint32(s.count))
+	put32(hListCap, uint32(b.listCap))
+	put32(hRecords, uint32(s.count))
+	put32(hCities, uint32(s.cities))
 	put32(hAreas, uint32(len(s.areas)))
-	put32(hHeavy, uint32(len(heavy)))
-	put32(hScanLimit, uint32(scanLimit))
+	put32(hScanLimit, uint32(b.scanLimit))
+	put32(hHeavy, uint32(len(s.heavy)))
+	put32(hWordHeavy, uint32(len(s.wordHeavy)))
+	put32(hWords, uint32(s.snapshot.words.n))
+	hdr[hWordShape], hdr[hWordShape+1] = byte(s.snapshot.words.shape.recBits), byte(s.snapshot.words.shape.offBits)
+	put32(hAltCities, uint32(len(s.altIndex)/8-1))
+	put32(hAlts, uint32(len(s.altLens)/2))
 	put64(hImported, uint64(time.Now().UnixNano()))
 	put64(hSourceSize, uint64(max(b.source.Size, 0)))
 	put32(hSourceOff, uint32(sourceOff))
 	put32(hSourceLen, uint32(len(b.source.Name)))
+	var secs [numSections][]byte
+	secs[secRecords], secs[secAreas], secs[secHeavy], secs[secLists] = s.records, areaRefs, heavyRefs, lists
+	secs[secTrie], secs[secWords], secs[secWordHeavy], secs[secWordLists] = s.trie, s.wordSec, wordHeavyRefs, wordLists
+	secs[secAltIndex], secs[secAltLens], secs[secBlob] = s.altIndex, s.altLens, blob
 	off := uint64(headerSize)
-	for _, sec := range []struct {
-		field int
-		data  []byte
-	}{{hRecordsOff, s.records}, {hAreasOff, areaRefs}, {hHeavyOff, heavyRefs}, {hListsOff, lists}, {hTrieOff, trie}, {hBlobOff, blob}} {
-		put64(sec.field, off)
-		off += uint64(len(sec.data))
+	for i, sec := range secs {
+		put64(hSections+16*i, off)
+		put64(hSections+16*i+8, uint64(len(sec)))
+		off += uint64(len(sec))
 	}
-	put64(hBlobLen, uint64(len(blob)))
-	put64(hListsLen, uint64(len(lists)))
-	put64(hTrieLen, uint64(len(trie)))
 
 	if _, err := w.Write(hdr[:]); err != nil {
 		return err
 	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	for _, sec := range [][]byte{s.records, areaRefs, heavyRefs, lists, trie, blob} {
+	for _, sec := range secs {
 		if _, err := bw.Write(sec); err != nil {
 			return err
 		}
@@ -479,6 +827,20 @@ func (s *snapshot) write(w io.WriteSeeker, heavy []heavyBuild, trie []byte, b bu
 	}
 	_, err := w.Write(hdr[:])
 	return err
+}
+
+// heavySections encodes heavy prefixes as the heavy and lists sections.
+func heavySections(heavy []heavyBuild) (refs, lists []byte) {
+	refs = make([]byte, 0, len(heavy)*heavySize)
+	for _, h := range heavy {
+		for _, v := range [...]uint32{h.prefixOff, h.prefixLen, h.exactLo, h.exactHi, uint32(len(lists) / 4), uint32(len(h.list))} {
+			refs = binary.LittleEndian.AppendUint32(refs, v)
+		}
+		for _, i := range h.list {
+			lists = binary.LittleEndian.AppendUint32(lists, i)
+		}
+	}
+	return refs, lists
 }
 
 // readInto reads r into b. Reading (parsing, decoding, folding) runs on its
@@ -555,23 +917,23 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 		return stats, err
 	}
 	b.enter(search.PhaseSorting)
-	s, err := bld.sorted(ctx)
+	s, err := bld.build(ctx)
 	if err != nil {
 		return stats, err
 	}
-	stats.Stored = s.count
+	stats.Stored = s.cities
 	bld = nil // let the unsorted copy go before the lists are built
 	sorted := lap()
 	b.enter(search.PhaseIndexing)
 	// The typo trie is one pass over the keys: it runs beside the two
 	// workers of precompute, which rarely keep both cores busy to the end.
-	var trie []byte
 	trieDone := make(chan struct{})
 	go func() {
 		defer close(trieDone)
-		trie = buildTrie(s.count, s.keySlug, trieDepth)
+		s.trie = buildTrie(s.count, s.keySlug, trieDepth)
 	}()
-	heavy := s.precompute(b.scanLimit, b.listCap)
+	s.heavy = precompute(&s.snapshot.names, b.scanLimit, b.listCap, 2)
+	s.wordHeavy = precompute(&s.snapshot.words, b.scanLimit, b.listCap, 2)
 	<-trieDone
 	ranked := lap()
 	if err := ctx.Err(); err != nil {
@@ -582,7 +944,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	if err != nil {
 		return stats, err
 	}
-	if err := s.write(f, heavy, trie, b); err != nil {
+	if err := s.write(f, b); err != nil {
 		f.Close()
 		return stats, fileError("write", path, err)
 	}
@@ -590,7 +952,8 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 		f.Close()
 		return stats, fileError("sync", path, err)
 	}
-	log.Debug("snapshot built", "cities", s.count, "heavy_prefixes", len(heavy),
+	log.Debug("snapshot built", "cities", s.cities, "name_keys", s.count, "word_keys", s.snapshot.words.n,
+		"alternate_names", s.alts, "alternate_name_keys", s.altNameKeys, "heavy_prefixes", len(s.heavy)+len(s.wordHeavy),
 		"read", read, "sort", sorted, "index", ranked, "write", lap())
 	return stats, f.Close()
 }

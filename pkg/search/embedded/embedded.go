@@ -8,10 +8,13 @@
 // another process (a running `serve`) notices the new file within its reload
 // interval and switches to it between two searches.
 //
-// Lookups cost a binary search within the slugs that share the query's first
-// three letters, plus a scan of at most ScanLimit records ordered by one
-// integer each; prefixes with more matches than that (such as "san" in a
-// dataset of millions) are ranked at import time instead (see precompute).
+// Every key of a city (see search.Keys) is indexed: the keys of whole
+// names (main and alternate) in one index, those of later words in
+// another. Lookups cost a binary search within the keys that share the
+// query's first three or four letters, plus a scan of at most ScanLimit
+// keys ordered by one integer each; prefixes with more matches than that
+// (such as "san" in a dataset of millions) are ranked at import time
+// instead (see precompute).
 package embedded
 
 import (
@@ -124,7 +127,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, err
 	if err != nil {
 		return nil, err
 	}
-	return snap.cities(idx), nil
+	return snap.appendFound(make([]search.Found, 0, len(idx)), idx), nil
 }
 
 // AppendSearch is Search appending its answer to dst. Most of a lookup's
@@ -136,11 +139,11 @@ func (s *Store) AppendSearch(ctx context.Context, dst []search.Found, q search.Q
 	if err != nil {
 		return dst, err
 	}
-	return snap.appendCities(dst, idx), nil
+	return snap.appendFound(dst, idx), nil
 }
 
-// find returns the snapshot that answers q and the records of its answer,
-// appended to dst (empty, with room for q.Limit).
+// find returns the snapshot that answers q and the keys of its answer
+// (see snapshot.answer), appended to dst (empty, with room for q.Limit).
 func (s *Store) find(ctx context.Context, q search.Query, dst []uint32) (*snapshot, []uint32, error) {
 	if err := q.Validate(); err != nil {
 		return nil, nil, err
@@ -152,7 +155,7 @@ func (s *Store) find(ctx context.Context, q search.Query, dst []uint32) (*snapsh
 	if err != nil {
 		return nil, nil, err
 	}
-	return snap, snap.find(q.Prefix, newFilter(&q), q.Limit, dst), nil
+	return snap, snap.answer(&q, dst), nil
 }
 
 // snapshot returns the snapshot of dataset d, reading it first if the
@@ -338,9 +341,9 @@ func (s *Store) reload(d search.Dataset) error {
 	// the next reload maps the newer one.
 	// The previous snapshot needs no closing: it is memory, and results
 	// that still point into it keep it alive.
-	s.log.Debug("dataset read", "dataset", d, "cities", snap.count, "heavy_prefixes", len(snap.heavy))
+	s.log.Debug("dataset read", "dataset", d, "cities", snap.cities, "keys", snap.count+snap.words.n, "heavy_prefixes", len(snap.names.heavy)+len(snap.words.heavy))
 	if old != nil { // a new import replaces the dataset this process answers from
-		s.log.Info("dataset reloaded", "dataset", d, "cities", snap.count)
+		s.log.Info("dataset reloaded", "dataset", d, "cities", snap.cities)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

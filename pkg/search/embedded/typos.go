@@ -67,15 +67,18 @@ type correction struct {
 
 // typoHit is one city of one correction.
 type typoHit struct {
-	rec    uint32
+	rec    uint32 // the record of the key that found it
+	city   uint32
 	edits  uint8
-	whole  bool   // the city's slug is the whole correction
+	whole  bool   // the key's slug is the whole correction
 	depth  uint32 // the correction's length
 	weight int64
 	order  uint32 // position in WalkTypos's order of discovery
 }
 
-// findTypos answers FindTypos from the snapshot.
+// findTypos answers FindTypos from the snapshot. Typos reach the keys of
+// whole names, main and alternate: the records, over which the trie is
+// built.
 func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	w := walkPool.Get().(*typoWalk)
 	w.init(s, q.Prefix, maxEdits)
@@ -87,23 +90,25 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	var hits []typoHit
 	var buf [search.MaxLimit]uint32
 	prefix := []byte(q.Prefix)
+	f := newFilter(&q)
 	for _, c := range found {
 		corrected := aliasString(arena[c.off : c.off+c.depth])
-		for _, r := range s.find(corrected, newFilter(&q), q.Limit, buf[:0]) {
-			slug := s.slug(r) // the key that found the record: its main name's, for now
+		for _, r := range s.names.find(corrected, f, q.Limit, buf[:0]) {
+			slug := s.slug(r) // the key that found the city
 			if bytes.HasPrefix(slug, prefix) {
 				continue
 			}
-			whole := len(slug) == int(c.depth)
-			weight := s.pop(r)
-			if whole {
-				weight *= search.ExactBoost
-			}
-			hits = append(hits, typoHit{rec: r, edits: c.edits, whole: whole, depth: c.depth, weight: weight, order: uint32(len(hits))})
+			key := s.names.nameKey(r)
+			hits = append(hits, typoHit{
+				rec: r, city: s.city(r), edits: c.edits, whole: len(slug) == int(c.depth), depth: c.depth,
+				weight: search.Weight(corrected, key, s.pop(r)), order: uint32(len(hits)),
+			})
 		}
 	}
-	// search.CompareTypos's order; between two hits of one city, the first
-	// met wins a tie, as in WalkTypos.
+	// search.CompareTypos's order; between two hits of one key, the first
+	// met wins a tie, as in WalkTypos. Past the weight and the whole-name
+	// match, the base rank orders two keys as CompareTypos does: main
+	// name first, then shorter, then by slug and city.
 	slices.SortFunc(hits, func(a, b typoHit) int {
 		if a.edits != b.edits {
 			return int(a.edits) - int(b.edits)
@@ -126,18 +131,19 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 		return int(a.order) - int(b.order)
 	})
 	var out []search.Typo
-	var idx []uint32
+	var keys, cities []uint32
 	for _, h := range hits {
 		if len(out) == q.Limit {
 			break
 		}
-		if slices.Contains(idx, h.rec) {
-			continue // the same city met again through a worse correction
+		if slices.Contains(cities, h.city) {
+			continue // the same city met again through a worse correction or key
 		}
-		idx = append(idx, h.rec)
+		cities = append(cities, h.city)
+		keys = append(keys, h.rec)
 		out = append(out, search.Typo{Edits: int(h.edits), Corrected: aliasString(s.slug(h.rec)[:h.depth])})
 	}
-	for i, c := range s.cities(idx) {
+	for i, c := range s.appendFound(make([]search.Found, 0, len(keys)), keys) {
 		out[i].Found = c
 	}
 	return out

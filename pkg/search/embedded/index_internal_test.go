@@ -1,0 +1,95 @@
+package embedded
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/storetest"
+)
+
+// The range bounds finds for a prefix, through the gram tables and a
+// binary search, is exactly the keys that start with it: checked against
+// a brute-force scan in both indexes, for every prefix of every key.
+func TestBoundsHoldEveryKey(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cities := storetest.ReferenceCities(3000)
+	// After a 'z' the next string starts with a shorter one: "abd" and
+	// "ac" follow "abcz" and "abz", whose ranges must not take them in;
+	// "abc" has more keys than a range needs to be split by its fourth.
+	for _, name := range []string{"Abz", "Ac", "Abcz", "Abd", "Ab"} {
+		cities = append(cities, storetest.City(name, "X", "", 0))
+	}
+	for i := range denseGram + 1 {
+		cities = append(cities, storetest.City(fmt.Sprintf("Abcq %d", i), "X", "", 0))
+	}
+	storetest.MustLoad(t, s, search.Large, cities...)
+	snap := s.snaps[search.Large]
+	for _, x := range []*index{&snap.names, &snap.words} {
+		prefixes := map[string]bool{}
+		for k := range uint32(x.n) {
+			slug := x.slug(k)
+			if k > 0 && bytes.Compare(x.slug(k-1), slug) > 0 {
+				t.Fatalf("keys %d and %d out of order: %q, %q", k-1, k, x.slug(k-1), slug)
+			}
+			for n := 1; n <= len(slug); n++ {
+				prefixes[string(slug[:n])] = true
+			}
+		}
+		for p := range prefixes {
+			lo, hi := x.bounds(p)
+			wantLo, wantHi := -1, -1
+			for k := range x.n {
+				if bytes.HasPrefix(x.slug(uint32(k)), []byte(p)) {
+					if wantLo < 0 {
+						wantLo = k
+					}
+					wantHi = k + 1
+				}
+			}
+			if lo != wantLo || hi != wantHi {
+				t.Errorf("words %v: bounds(%q) = [%d, %d), want [%d, %d)", x.words, p, lo, hi, wantLo, wantHi)
+			}
+		}
+	}
+}
+
+// A snapshot whose header was damaged (the checksum covers only what
+// follows it) is refused or read, never a panic, whatever byte changed;
+// one whose body was damaged is refused by its checksum.
+func TestParseSurvivesDamage(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cities := storetest.ReferenceCities(300)
+	storetest.MustLoad(t, s, search.Large, cities...)
+	data, err := os.ReadFile(s.Path(search.Large))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseSnapshot(data); err != nil {
+		t.Fatal(err)
+	}
+	for i := range headerSize {
+		for _, v := range []byte{0, 1, 0x7f, 0xff, data[i] ^ 0x10} {
+			damaged := slices.Clone(data)
+			damaged[i] = v
+			parseSnapshot(damaged) // must not panic
+		}
+	}
+	damaged := slices.Clone(data)
+	damaged[headerSize+(len(data)-headerSize)/2] ^= 1
+	if _, err := parseSnapshot(damaged); !errors.Is(err, errCorrupt) {
+		t.Errorf("a flipped bit in the body: err = %v, want errCorrupt", err)
+	}
+}
