@@ -328,6 +328,9 @@ func (g *Gazetteer) index() {
 			continue
 		}
 		for k := p.first; k < p.first+p.count; k++ {
+			if strings.HasPrefix(g.slug(k), string(search.ScriptMark)) {
+				continue // the rows joined are in Latin letters
+			}
 			if g.names[k].byName {
 				g.byName.add(p.country, g.slug(k), int32(i))
 			} else {
@@ -338,45 +341,66 @@ func (g *Gazetteer) index() {
 	wg.Wait()
 }
 
-// nameTidier keeps the names of a place worth matching: one per slug, the
-// first given; none whose slug is empty, none longer than MaxAltNameRunes,
-// no links. Every script is kept.
+// nameTidier keeps the names of a place worth matching: one per key (see
+// search.AltKey), the first given; none whose key is empty, none longer
+// than MaxAltNameRunes, no links, and no alternate name that reads as a
+// code (see code). Every script is kept: "Москва" beside "Moskva".
 type nameTidier struct {
 	buf []byte
 }
 
-func (t *nameTidier) tidy(name, ascii string, alternates []string) (names, slugs []string) {
+// tidy returns the names of a place worth matching and their keys.
+func (t *nameTidier) tidy(name, ascii string, alternates []string) (names, keys []string) {
 	keep := func(n string) {
 		if n == "" || strings.Contains(n, "://") || utf8.RuneCountInString(n) > MaxAltNameRunes {
 			return
 		}
-		t.buf = search.AppendSlug(t.buf[:0], n)
-		if len(t.buf) == 0 || slices.Contains(slugs, string(t.buf)) {
+		t.buf = search.AppendAltKey(t.buf[:0], n)
+		if len(t.buf) == 0 || slices.Contains(keys, string(t.buf)) {
 			return
 		}
 		names = append(names, n)
-		slugs = append(slugs, string(t.buf))
+		keys = append(keys, string(t.buf))
 	}
 	keep(name)
 	if ascii != name {
 		keep(ascii)
 	}
 	for _, n := range alternates {
-		keep(n)
+		if !codeLike(n) {
+			keep(n)
+		}
 	}
-	return slices.Clip(names), slices.Clip(slugs)
+	return slices.Clip(names), slices.Clip(keys)
 }
 
-// slug returns the slug of names[k] when it is name, else folds name.
-func (t *nameTidier) slug(name string, names, slugs []string, k int) string {
+// codeLike reports whether an alternate name reads as a code rather than a
+// name: 2 to 4 capital ASCII letters, as GeoNames lists airport and
+// abbreviated names ("LON", "NYC", "SP"). A query would find London as
+// "LON" before any place whose name starts so.
+func codeLike(name string) bool {
+	if len(name) < 2 || len(name) > 4 {
+		return false
+	}
+	for i := range len(name) {
+		if name[i] < 'A' || name[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// slug returns the slug of name: that of names[k], whose key is keys[k],
+// when it is name.
+func (t *nameTidier) slug(name string, names, keys []string, k int) string {
 	if k < len(names) && names[k] == name {
-		return slugs[k]
+		return search.Unmarked(keys[k])
 	}
 	return search.Slug(name)
 }
 
 // otherNames are the names of a place (see nameTidier) for a city whose
-// slug is slug: every name but the one that folds to slug. The slice may be
+// slug is slug: every name but the one whose key is slug. The slice may be
 // shared between the cities of the place, and has no room to grow, so that
 // appending to it copies.
 func otherNames(names, slugs []string, slug string) []string {

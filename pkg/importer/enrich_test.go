@@ -96,9 +96,9 @@ func mustBeTidyAltNames(tb testing.TB, c *search.City) {
 	tb.Helper()
 	seen := map[string]bool{c.Slug: true}
 	for _, a := range c.AltNames {
-		s := search.Slug(a)
+		s := search.AltKey(a)
 		if s == "" || seen[s] || utf8.RuneCountInString(a) > importer.MaxAltNameRunes || strings.Contains(a, "://") {
-			tb.Fatalf("%s: alternate name %q folds to nothing, repeats a slug or is too long, in %q", c.Name, a, c.AltNames)
+			tb.Fatalf("%s: alternate name %q folds to nothing, repeats a key or is too long, in %q", c.Name, a, c.AltNames)
 		}
 		seen[s] = true
 	}

@@ -94,8 +94,11 @@ func (p *Place) City() search.City {
 }
 
 func (p *Place) city(country string, t *nameTidier) search.City {
-	names, slugs := t.tidy(p.Name, p.ASCIIName, p.AlternateNames)
-	slug := t.slug(p.Name, names, slugs, 0)
+	names, keys := t.tidy(p.Name, p.ASCIIName, p.AlternateNames)
+	slug, key := t.slug(p.Name, names, keys, 0), ""
+	if len(names) > 0 && names[0] == p.Name {
+		key = keys[0] // the name's own, marked when in another script
+	}
 	return search.City{
 		ID:          p.ID,
 		Name:        p.Name,
@@ -107,7 +110,7 @@ func (p *Place) city(country string, t *nameTidier) search.City {
 		Lat:         p.Lat,
 		Lon:         p.Lon,
 		HasLocation: true,
-		AltNames:    otherNames(names, slugs, slug),
+		AltNames:    otherNames(names, keys, key),
 	}
 }
 

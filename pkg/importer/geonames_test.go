@@ -477,7 +477,7 @@ func TestImportGeoNamesSkipsOtherThanPopulatedPlaces(t *testing.T) {
 	dump := kolnRow().String() +
 		kolnRow().with("geonameid", "2").with("name", "Kölner Bucht").with("feature class", "L").String() +
 		kolnRow().with("geonameid", "3").with("name", "Rhein").with("feature class", "H").with("latitude", "x").String() +
-		kolnRow().with("geonameid", "4").with("name", "Bonn").with("asciiname", "Bonn").with("alternatenames", "Bonna,BONN, ,Бонн,ボン").String()
+		kolnRow().with("geonameid", "4").with("name", "Bonn").with("asciiname", "Bonn").with("alternatenames", "Bonna,BONN, ,Бонн,ボン,BN").String()
 	sum, err := importer.Import(t.Context(), store, strings.NewReader(dump), importer.Options{Dataset: search.Large, Format: importer.FormatGeoNames})
 	if err != nil {
 		t.Fatal(err)
@@ -490,8 +490,10 @@ func TestImportGeoNamesSkipsOtherThanPopulatedPlaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(found) != 1 || !slices.Equal(found[0].AltNames, []string{"Bonna", "ボン"}) {
-		t.Errorf("search bonn = %+v, want Bonn with its alternate names Bonna and ボン (Бонн folds like Bonn)", found)
+	// BONN folds like Bonn; Бонн does too, but in another script (see
+	// search.AltKey); BN is a code.
+	if len(found) != 1 || !slices.Equal(found[0].AltNames, []string{"Bonna", "Бонн", "ボン"}) {
+		t.Errorf("search bonn = %+v, want Bonn with its alternate names Bonna, Бонн and ボン", found)
 	}
 }
 

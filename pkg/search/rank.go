@@ -7,13 +7,15 @@ const ExactBoost = 10
 
 // AltDivisor is how much less a match through an alternate name weighs
 // than one through the main name: "new" lists New York City (8M) before
-// Delhi (11M), one of whose alternate names is "New Delhi".
-const AltDivisor = 2
+// Delhi (11M), one of whose alternate names is "New Delhi", and "par"
+// lists Paris before cities with an alternate name in "Par…" ten times
+// its size.
+const AltDivisor = 10
 
 // Weight is the ranking weight of a city of this population reached
 // through key for the folded query prefix, in units of 1/AltDivisor of a
 // person: the population, times ExactBoost when the key is the whole
-// prefix, halved for an alternate name.
+// prefix, divided by AltDivisor for an alternate name.
 func Weight(prefix string, key NameKey, population int64) int64 {
 	w := population
 	if key.Slug == prefix {

@@ -99,7 +99,12 @@ func hit(f *Found, n, edits int, near *Point) Hit {
 	if near != nil && f.HasLocation {
 		h.DistanceKm, h.HasDistance = DistanceKm(*near, Point{f.Lat, f.Lon}), true
 	}
-	span := MatchSpanAt(f.KeyName(f.Key), f.Key.Offset, min(n, len(f.Key.Slug)))
+	slug := f.Key.Slug
+	if strings.HasPrefix(slug, string(ScriptMark)) { // the mark is no letter of the name
+		slug, n = slug[1:], n-1
+		h.Corrected = Unmarked(h.Corrected)
+	}
+	span := MatchSpanAt(f.KeyName(f.Key), f.Key.Offset, min(n, len(slug)))
 	if f.Key.Alt == 0 {
 		h.Match = span
 	} else {
@@ -133,12 +138,27 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Dataset: q.Dataset, Prefix: q.Prefix}
 	f := newFinder(s.store)
 	defer f.release()
+	if q.Prefix[0] == ScriptMark {
+		res, err := s.find(ctx, f, q, req, false)
+		if err != nil || len(res.Hits) > 0 {
+			return res, err
+		}
+		// No name in the query's script: its transliteration may be a
+		// name in Latin letters ("москва" is Moskva).
+		q.Prefix = q.Prefix[1:]
+	}
+	return s.find(ctx, f, q, req, true)
+}
+
+// find answers q: its prefix matches, else its matches within qualifiers
+// when qualified, then its typo matches.
+func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qualified bool) (Result, error) {
 	b := bias{near: req.Near, scale: req.BiasScale}
 	found, err := f.ranked(ctx, q, b)
-	if err == nil && len(found) == 0 {
+	res := Result{Dataset: q.Dataset, Prefix: Unmarked(q.Prefix)}
+	if err == nil && len(found) == 0 && qualified {
 		found, res.Qualifier, err = f.qualified(ctx, q, b)
 	}
 	if err != nil {
@@ -448,6 +468,9 @@ func (req Request) query() (Query, error) {
 	q.Prefix = Slug(text)
 	if letters(q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
+	}
+	if OtherScript(text) { // names in its script first (see AltKey)
+		q.Prefix = string(ScriptMark) + q.Prefix
 	}
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return q, invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)

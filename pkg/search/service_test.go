@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -361,4 +362,63 @@ func TestFindListsEachLineOnce(t *testing.T) {
 	if want := []string{"Tokyo/40", "Tokyō/", "Tokyo Station/"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+// A query in a script other than Latin finds names in its script first,
+// their matched letters marked in the name, and else the Latin names its
+// transliteration reaches; a Latin query never reaches the transliteration
+// of a name in another script.
+func TestFindAcrossScripts(t *testing.T) {
+	with := func(c search.City, alts ...string) search.City {
+		c.AltNames = alts
+		return c
+	}
+	svc, _ := mustService(t,
+		with(storetest.CountryCity("Moscow", "Russia", "ru", 10381222), "Moskva", "Москва"),
+		with(storetest.CountryCity("London", "United Kingdom", "gb", 7556900), "Лондон"),
+		with(storetest.CountryCity("Los Angeles", "United States", "us", 3971883), "लॉस एंजेलेस"),
+		storetest.CountryCity("Lonar", "India", "in", 23416),
+		storetest.CountryCity("Paris", "France", "fr", 2138551),
+	)
+	for _, tc := range []struct {
+		text, prefix string
+		want         []string // name, as the alternate name matched, its marked letters
+	}{
+		{"Москв", "moskv", []string{"Moscow as Москва [0:5]"}},
+		{"моск", "mosk", []string{"Moscow as Москва [0:4]"}},
+		// Names in other scripts reach each other: लॉस is "lons".
+		{"Лон", "lon", []string{"London as Лондон [0:3]", "Los Angeles as लॉस एंजेलेस [0:2]"}},
+		// No such name: the transliteration, as Latin letters would.
+		{"Пари", "pari", []string{"Paris [0:4]"}},
+		{"lons", "lons", nil},
+		{"lonsenjeles", "lonsenjeles", nil},
+		{"lon", "lon", []string{"London [0:3]", "Lonar [0:3]"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Prefix != tc.prefix {
+				t.Errorf("prefix %q, want %q", res.Prefix, tc.prefix)
+			}
+			var got []string
+			for _, h := range res.Hits {
+				s := h.Name
+				if h.Matched != nil {
+					s += " as " + h.Matched.Name + " " + spanString(h.Matched.Span)
+				} else {
+					s += " " + spanString(h.Match)
+				}
+				got = append(got, s)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func spanString(s search.Span) string {
+	return "[" + strconv.Itoa(s.Start) + ":" + strconv.Itoa(s.End) + "]"
 }

@@ -94,3 +94,24 @@ func BenchmarkSlug(b *testing.B) {
 		})
 	}
 }
+
+func TestAltKey(t *testing.T) {
+	for _, tc := range []struct{ name, key string }{
+		{"Cologne", "cologne"},
+		{"Köln", "koln"},
+		{"Tōkyō", "tokyo"},
+		{"Москва", "-moskva"},
+		{"東京", "-dong-jing"},
+		{"Sankt-Петербург", "-sankt-peterburg"}, // any letter of another script marks it
+		{"123", "123"},
+		{"", ""},
+		{"·", ""}, // no slug, no key
+	} {
+		if got := search.AltKey(tc.name); got != tc.key {
+			t.Errorf("AltKey(%q) = %q, want %q", tc.name, got, tc.key)
+		}
+		if got := search.Unmarked(search.AltKey(tc.name)); got != search.Slug(tc.name) {
+			t.Errorf("Unmarked(AltKey(%q)) = %q, want its slug %q", tc.name, got, search.Slug(tc.name))
+		}
+	}
+}

@@ -206,6 +206,9 @@ func corrections(ctx context.Context, s Store, d Dataset, query string, maxEdits
 		if lowest > maxEdits {
 			return false
 		}
+		if depth == 1 && (b == ScriptMark) != (query[0] == ScriptMark) {
+			return false // typos never cross scripts (see AltKey)
+		}
 		if depth >= n && string(path[:n]) == query {
 			return false // prefix matches, found by the plain search
 		}

@@ -94,10 +94,10 @@ func (b *builder) add(c *search.City) error {
 		b.arena.writeString(alt)
 		b.alts = append(b.alts, altBuild{nameLen: uint16(len(alt))})
 	}
-	// The keys of alternate names, as search.Keys makes them: a slug that
-	// is empty, the city's own or an earlier alternate name's is none.
+	// The keys of alternate names, as search.Keys makes them: a key that
+	// is empty, the city's slug or an earlier alternate name's is none.
 	for i, alt := range c.AltNames {
-		slug := search.Slug(alt)
+		slug := search.AltKey(alt)
 		if slug == "" || slug == c.Slug || len(slug) > math.MaxUint16 || b.hasAltKey(b.alts[first:first+i], slug) {
 			continue
 		}

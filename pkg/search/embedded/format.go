@@ -52,7 +52,7 @@ import (
 // matches, which lie at the start of its range.
 const (
 	magic       = "CFSNAP\x00\x01"
-	version     = 5
+	version     = 6
 	recordSize  = 32
 	areaSize    = 32
 	heavySize   = 24

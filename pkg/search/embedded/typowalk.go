@@ -49,6 +49,7 @@ type typoWalk struct {
 	mask     uint64      // bits 0..n
 	peq      [256]uint64 // peq[b]: bit j set when query[j-1] == b
 	sym      [maxTypoQuery]uint64
+	roots    uint64 // the root's children the walk may enter: typos never cross scripts (see search.AltKey)
 
 	// Every node queued, level after level: a level's nodes are appended
 	// while the previous level's are expanded.
@@ -112,6 +113,11 @@ func (w *typoWalk) init(s *snapshot, query string, maxEdits int) {
 	*w = typoWalk{
 		s: s, t: s.trie, query: query, n: len(query), e: maxEdits, maxDepth: len(query) + maxEdits,
 		opens: w.opens[:0], spents: w.spents[:0], trans: w.trans[:0], words: w.words[:0], found: w.found[:0],
+	}
+	mark, _ := trigramSymbol(search.ScriptMark)
+	w.roots = childMask &^ (1 << mark)
+	if query[0] == search.ScriptMark {
+		w.roots = 1 << mark
 	}
 	w.end = 1 << w.n
 	w.mask = w.end<<1 - 1
@@ -180,6 +186,9 @@ func (w *typoWalk) expandLevel(d int, l level) {
 		x := w.opens[l.open0+i]
 		word := w.words[i]
 		set := word & childMask
+		if d == 0 {
+			set &= w.roots
+		}
 		if deepest {
 			if set != 0 {
 				lo, hi := w.keys(d, x.node)

@@ -18,7 +18,7 @@ const PrefixLen = 5
 
 // schemaVersion is the version of the documents' layout; a dataset written
 // with another version must be imported again.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Index names.
 const (

@@ -823,9 +823,11 @@ func testAltNames(t *testing.T, open Opener) {
 		{"the main name still finds it", "koln", nil, []string{"Köln"}},
 		{"a city comes once, through its best name", "colo", nil,
 			[]string{"Köln as Cologne", "Colonia del Sacramento", "Cologne"}},
-		{"another script folds to the same key", search.Slug("Москва"), nil, []string{"Moscow as Moskva"}},
-		{"a CJK name", search.Slug("東京"), nil, []string{"Tokyo as 東京"}},
-		{"an alternate name weighs half the main name", "new", nil,
+		{"a name in another script has a key of its own", search.AltKey("Москва"), nil, []string{"Moscow as Москва"}},
+		{"its transliteration in Latin letters is another name", "moskva", nil, []string{"Moscow as Moskva"}},
+		{"a CJK name", search.AltKey("東京"), nil, []string{"Tokyo as 東京"}},
+		{"Latin letters never reach a name in another script", "dong", nil, nil},
+		{"an alternate name weighs a tenth of the main name", "new", nil,
 			[]string{"New York City", "Delhi as New Delhi"}},
 		{"a whole alternate name outweighs a small town's whole main name", "peking", nil,
 			[]string{"Beijing as Peking"}},
@@ -862,6 +864,10 @@ func testAltNameTypos(t *testing.T, open Opener) {
 		// Missing o: "cologne" within one edit, Köln through it first.
 		{"colgne", []string{"Köln as Cologne", "Cologne"}},
 		{"mosvka", []string{"Moscow as Moskva"}},
+		// Typos stay within a script: one edit from "-moskva" (Москва),
+		// none from a Latin name.
+		{"Москвп", []string{"Moscow as Москва"}},
+		{"dongjing", nil},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
