@@ -238,11 +238,10 @@
     parent.append(chars.slice(0, start).join(""), mark, chars.slice(end).join(""));
   }
 
-  // where names the city's region and country, and how far it is when the
-  // search was near the user. Region codes ("Q6", "07") mean nothing to
-  // people: only a region's name is shown.
+  // where names the city's region and country. Region codes ("Q6", "07")
+  // mean nothing to people: only a region's name is shown.
   function where(city) {
-    return [city.subcountry, city.country, distance(city)].filter(Boolean).join(" · ");
+    return [city.subcountry, city.country].filter(Boolean).join(" · ");
   }
 
   function distance(city) {
@@ -281,9 +280,20 @@
       why.append(" — matched ", altName);
       title.append(why);
     }
+    // How far it is, when the search was near the user, comes after: on a
+    // laptop's one line, the region and country end in an ellipsis first.
     const place = document.createElement("span");
     place.className = "option-where";
-    place.textContent = where(city);
+    const region = document.createElement("span");
+    region.className = "option-place";
+    region.textContent = where(city);
+    place.append(region);
+    if (distance(city)) {
+      const km = document.createElement("span");
+      km.className = "option-km";
+      km.textContent = `${region.textContent ? " · " : ""}${distance(city)}`;
+      place.append(km);
+    }
     li.append(title, place);
     // mousedown would take the focus from the input and close the list.
     li.addEventListener("mousedown", (e) => e.preventDefault());
