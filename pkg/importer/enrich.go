@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -344,7 +345,8 @@ func (g *Gazetteer) index() {
 // nameTidier keeps the names of a place worth matching: one per key (see
 // search.AltKey), the first given; none whose key is empty, none longer
 // than MaxAltNameRunes, no links, and no alternate name that reads as a
-// code (see code). Every script is kept: "Москва" beside "Moskva".
+// code or a machine transliteration (see codeLike, uncapitalised). Every
+// script is kept: "Москва" beside "Moskva".
 type nameTidier struct {
 	buf []byte
 }
@@ -367,7 +369,7 @@ func (t *nameTidier) tidy(name, ascii string, alternates []string) (names, keys 
 		keep(ascii)
 	}
 	for _, n := range alternates {
-		if !codeLike(n) {
+		if !codeLike(n) && !uncapitalised(n) {
 			keep(n)
 		}
 	}
@@ -388,6 +390,24 @@ func codeLike(name string) bool {
 		}
 	}
 	return true
+}
+
+// uncapitalised reports whether an alternate name is in Latin letters
+// none of which is a capital: GeoNames lists machine transliterations so
+// ("toripori" for Tripoli, "bei luo ao li cang te" for Belo Horizonte),
+// which no one types, where the names people use are capitalised.
+func uncapitalised(name string) bool {
+	letters := false
+	for _, r := range name {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		if !unicode.Is(unicode.Latin, r) || unicode.IsUpper(r) || unicode.IsTitle(r) {
+			return false
+		}
+		letters = true
+	}
+	return letters
 }
 
 // slug returns the slug of name: that of names[k], whose key is keys[k],

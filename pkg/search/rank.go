@@ -6,11 +6,12 @@ import "strings"
 const ExactBoost = 10
 
 // AltDivisor is how much less a match through an alternate name weighs
-// than one through the main name: "new" lists New York City (8M) before
-// Delhi (11M), one of whose alternate names is "New Delhi", and "par"
-// lists Paris before cities with an alternate name in "Par…" ten times
-// its size.
-const AltDivisor = 10
+// than one through the main name. GeoNames lists dozens of names for a big
+// city, in every language: "san" lists Santiago and San Diego, not
+// Shanghai as "Sangaj" (14.6M) nor São Paulo as "Sanpaulu". Yet "new" still
+// lists Delhi (10.9M) as "New Delhi", and "pek" Beijing as "Peking" before
+// Pekin (34,000).
+const AltDivisor = 30
 
 // Weight is the ranking weight of a city of this population reached
 // through key for the folded query prefix, in units of 1/AltDivisor of a

@@ -354,7 +354,9 @@ func (x *index) cityIndex(keys []uint32, c uint32) int {
 // [exact, exactHi) that f accepts, which are in rank order, one per city,
 // and others, the best other matches in rank order, one per city,
 // comparing across the two with the exact boost. A city found both ways
-// comes once, through its exact key, which always ranks first.
+// comes once, through the key that ranks first: usually its exact key, but
+// not when that is an alternate name's and the other is its main name's
+// (search.AltDivisor outweighs search.ExactBoost).
 func (x *index) merge(prefix string, f *filter, exact, exactHi uint32, others []uint32, limit int, dst []uint32) []uint32 {
 	start := len(dst)
 	for len(dst) < limit {
@@ -364,17 +366,18 @@ func (x *index) merge(prefix string, f *filter, exact, exactHi uint32, others []
 		if exact == exactHi && len(others) == 0 {
 			break
 		}
+		var k uint32
 		if len(others) == 0 || (exact < exactHi && x.compare(prefix, exact, others[0]) <= 0) {
-			dst = append(dst, exact)
+			k = exact
 			exact++
+		} else {
+			k = others[0]
+			others = others[1:]
+		}
+		if x.multi(k) && x.cityIndex(dst[start:], x.city(k)) >= 0 {
 			continue
 		}
-		o := others[0]
-		others = others[1:]
-		if x.multi(o) && x.cityIndex(dst[start:], x.city(o)) >= 0 {
-			continue
-		}
-		dst = append(dst, o)
+		dst = append(dst, k)
 	}
 	return dst
 }

@@ -827,7 +827,7 @@ func testAltNames(t *testing.T, open Opener) {
 		{"its transliteration in Latin letters is another name", "moskva", nil, []string{"Moscow as Moskva"}},
 		{"a CJK name", search.AltKey("東京"), nil, []string{"Tokyo as 東京"}},
 		{"Latin letters never reach a name in another script", "dong", nil, nil},
-		{"an alternate name weighs a tenth of the main name", "new", nil,
+		{"an alternate name weighs less than the main name", "new", nil,
 			[]string{"New York City", "Delhi as New Delhi"}},
 		{"a whole alternate name outweighs a small town's whole main name", "peking", nil,
 			[]string{"Beijing as Peking"}},
