@@ -177,6 +177,7 @@ func (c *chunked) bytes() []byte {
 // besides what the snapshot reads back.
 type built struct {
 	*snapshot
+	words                     *wordTable
 	wordSec                   []byte // the words section
 	altIndex, altLens         []byte
 	heavy, wordHeavy          []heavyBuild
@@ -252,6 +253,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	}
 	// Lay out the records, their strings and the alternate names.
 	out := &built{cities: len(cities), alts: len(alts)}
+	var err error
 	dst := &snapshot{
 		records: make([]byte, 0, total*recordSize),
 		blob:    make([]byte, 0, len(src.blob)),
@@ -320,18 +322,32 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 		return nil, err
 	}
 	dst.names = index{s: dst, n: dst.count}
-	words, err := wordKeys(dst, altRecs)
-	if err != nil {
+	if out.words, err = newWordTable(dst, altRecs); err != nil {
 		return nil, err
 	}
-	dst.words = index{s: dst, n: len(words.keys) / wordKeySize, words: true, keys: words.keys, shape: words.shape}
-	out.wordSec = words.keys
 	out.snapshot = dst
-	var wg sync.WaitGroup
-	wg.Go(dst.assignRanks)
-	wg.Go(func() { words.assignRanks(dst) })
-	wg.Wait()
 	return out, nil
+}
+
+// index computes what queries need besides the sorted keys, on every core:
+// the names' ranks, then their heavy prefixes; the typo trie; the words'
+// ranks, then their keys and heavy prefixes.
+func (out *built) index(scanLimit, listCap int) {
+	s := out.snapshot
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		s.assignRanks()
+		out.heavy = precompute(&s.names, scanLimit, listCap, 2)
+	})
+	wg.Go(func() { out.trie = buildTrie(s.count, s.keySlug, trieDepth) })
+	wg.Go(func() {
+		w := out.words
+		w.assignRanks()
+		out.wordSec = w.encode()
+		out.wordHeavy = precompute(w, scanLimit, listCap, 1)
+	})
+	wg.Wait()
+	s.words = index{s: s, n: len(out.words.keys), words: true, keys: out.wordSec, shape: out.words.shape}
 }
 
 // compareBuilt orders two keys of one slug, of the cities whose records
@@ -361,8 +377,8 @@ func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
 }
 
 // sortCities returns the records of s (cities as read) ordered by slug,
-// ties by population then by city, less duplicates: of the cities with
-// the same slug and area, the first.
+// ties by population then by city, then as read, less duplicates: of the
+// cities with the same slug and area, the first.
 func sortCities(s *snapshot) []uint32 {
 	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, func(a, b uint32) int {
 		return compareBuilt(s, a, false, b, false)
@@ -393,122 +409,121 @@ func sortCities(s *snapshot) []uint32 {
 	return out
 }
 
-// sortKey is an index with the first 8 bytes of its slug, big-endian, so
-// that most comparisons of a sort are one integer comparison with no trip
-// to the record or the blob. Slugs hold no zero bytes, so zero padding
-// sorts a shorter slug before its extensions, as bytes.Compare does.
-type sortKey struct {
-	head uint64
-	idx  uint32
-}
-
-// sortByHead returns 0..n-1 ordered by slug, ties by tie, sorting the two
-// halves on two cores and merging them.
-func sortByHead(n int, slug func(i uint32) []byte, tie func(a, b uint32) int) []uint32 {
-	keys := make([]sortKey, n)
-	for i := range keys {
-		var k [8]byte
-		copy(k[:], slug(uint32(i)))
-		keys[i] = sortKey{head: binary.BigEndian.Uint64(k[:]), idx: uint32(i)}
-	}
-	cmp := func(a, b sortKey) int {
-		if a.head != b.head {
-			if a.head < b.head {
-				return -1
-			}
-			return 1
-		}
-		if c := bytes.Compare(slug(a.idx), slug(b.idx)); c != 0 {
-			return c
-		}
-		return tie(a.idx, b.idx)
-	}
-	half := len(keys) / 2
-	var wg sync.WaitGroup
-	wg.Go(func() { slices.SortFunc(keys[:half], cmp) })
-	slices.SortFunc(keys[half:], cmp)
-	wg.Wait()
-	perm := make([]uint32, 0, len(keys))
-	a, b := keys[:half], keys[half:]
-	for len(a) > 0 && len(b) > 0 {
-		if cmp(a[0], b[0]) <= 0 {
-			perm, a = append(perm, a[0].idx), a[1:]
-		} else {
-			perm, b = append(perm, b[0].idx), b[1:]
-		}
-	}
-	for _, k := range a {
-		perm = append(perm, k.idx)
-	}
-	for _, k := range b {
-		perm = append(perm, k.idx)
-	}
-	return perm
-}
-
-// wordsBuilt are the keys of later words, sorted, before their ranks.
-type wordsBuilt struct {
-	keys  []byte // wordKeySize bytes each, ranks still 0
+// wordTable is the keys of later words while they are built, sorted by
+// slug, with what the build reads of them: the build walks them in this
+// order, which is no order at all in the records they point to.
+type wordTable struct {
+	s     *snapshot
+	keys  []wordBuild
 	shape wordShape
 }
 
-// wordKeys returns the keys of the later words of the main names of s,
+// wordBuild is one key of a later word while it is built.
+type wordBuild struct {
+	head  uint64 // the first 8 bytes of its slug, big-endian
+	rec   uint32 // its city's record
+	pop   uint32
+	rank  uint32
+	off   uint16 // where its slug starts in its city's
+	len   uint16 // its slug's length
+	multi bool   // its city has other word keys
+}
+
+// newWordTable makes the keys of the later words of the main names of s,
 // as search.Keys makes them (a word whose slug is an alternate name's key
 // is none: altRecs holds the records of those keys by city), sorted by
 // slug, ties by population then by city.
-func wordKeys(s *snapshot, altRecs map[uint32][]uint32) (wordsBuilt, error) {
-	type wordKey struct {
-		rec uint32
-		off uint16
-	}
-	var keys []wordKey
+func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) {
+	var keys []wordBuild
 	maxOff := 1
 	var altSlugs [][]byte
 	for i := range uint32(s.count) {
-		if s.isAlt(i) {
-			continue
-		}
 		slug := s.slug(i)
-		if bytes.IndexByte(slug, '-') < 0 {
+		if s.isAlt(i) || bytes.IndexByte(slug, '-') < 0 {
 			continue
 		}
 		altSlugs = altSlugs[:0]
 		for _, a := range altRecs[i] {
 			altSlugs = append(altSlugs, s.slug(a))
 		}
+		first := len(keys)
 		for j := 0; j+1 < len(slug); j++ {
 			if slug[j] != '-' || slices.ContainsFunc(altSlugs, func(a []byte) bool { return bytes.Equal(a, slug[j+1:]) }) {
 				continue
 			}
-			keys = append(keys, wordKey{rec: i, off: uint16(j + 1)})
+			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: le32(s.rec(i), rPop), off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
 			maxOff = max(maxOff, j+1)
 		}
-	}
-	shape := wordShape{recBits: uint(max(1, bits.Len(uint(s.count-1)))), offBits: uint(bits.Len(uint(maxOff)))}
-	if len(keys) >= wordAnswer || !shape.holds(s.count, len(keys)) {
-		return wordsBuilt{}, fmt.Errorf("dataset too large: %d keys of later words", len(keys))
-	}
-	slug := func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] }
-	perm := sortByHead(len(keys), slug, func(a, b uint32) int {
-		return compareBuilt(s, keys[a].rec, false, keys[b].rec, false)
-	})
-	// A city with two keys or more is marked, so that a query keeps one.
-	many := make(map[uint32]bool)
-	for i := 1; i < len(keys); i++ {
-		if keys[i].rec == keys[i-1].rec {
-			many[keys[i].rec] = true
+		if len(keys)-first > 1 { // a query must keep one of them
+			for k := first; k < len(keys); k++ {
+				keys[k].multi = true
+			}
 		}
 	}
-	out := make([]byte, 0, len(keys)*wordKeySize)
-	for _, k := range perm {
-		w := uint64(keys[k].rec)<<shape.recShift() | uint64(keys[k].off)<<shape.offShift()
-		if many[keys[k].rec] {
-			w |= 1
-		}
-		out = binary.LittleEndian.AppendUint64(out, w)
+	w := &wordTable{s: s, shape: wordShape{recBits: uint(max(1, bits.Len(uint(s.count-1)))), offBits: uint(bits.Len(uint(maxOff)))}}
+	if len(keys) >= wordAnswer || !w.shape.holds(s.count, len(keys)) {
+		return nil, fmt.Errorf("dataset too large: %d keys of later words", len(keys))
 	}
-	return wordsBuilt{keys: out, shape: shape}, nil
+	perm := sortByHeads(len(keys), func(k uint32) uint64 { return keys[k].head },
+		func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] },
+		func(a, b uint32) int { return compareBuilt(s, keys[a].rec, false, keys[b].rec, false) })
+	w.keys = make([]wordBuild, len(keys))
+	for i, k := range perm {
+		w.keys[i] = keys[k]
+	}
+	return w, nil
 }
+
+// assignRanks numbers the word keys in the base order of the words index:
+// population (higher first), slug length, then position.
+func (w *wordTable) assignRanks() {
+	rankKeys(len(w.keys), func(k uint32) int64 { return int64(w.keys[k].pop) }, func(uint32) bool { return false },
+		func(k uint32) int { return int(w.keys[k].len) }, func(k, rank uint32) { w.keys[k].rank = rank })
+}
+
+// encode returns the words section.
+func (w *wordTable) encode() []byte {
+	out := make([]byte, 0, len(w.keys)*wordKeySize)
+	for _, k := range w.keys {
+		v := uint64(k.rank)<<w.shape.rankShift() | uint64(k.rec)<<w.shape.recShift() | uint64(k.off)<<w.shape.offShift()
+		if k.multi {
+			v |= 1
+		}
+		out = binary.LittleEndian.AppendUint64(out, v)
+	}
+	return out
+}
+
+// The build reads the word keys through keySource.
+func (w *wordTable) size() int             { return len(w.keys) }
+func (w *wordTable) slugLen(k uint32) int  { return int(w.keys[k].len) }
+func (w *wordTable) order(k uint32) uint64 { return uint64(w.keys[k].rank) }
+func (w *wordTable) city(k uint32) uint32  { return w.keys[k].rec }
+func (w *wordTable) multi(k uint32) bool   { return w.keys[k].multi }
+func (w *wordTable) slugOff(k uint32) uint32 {
+	return le32(w.s.rec(w.keys[k].rec), rSlugOff) + uint32(w.keys[k].off)
+}
+func (w *wordTable) byteAt(k uint32, d int) byte {
+	if d < 8 {
+		return byte(w.keys[k].head >> (56 - 8*d))
+	}
+	return w.s.slug(w.keys[k].rec)[int(w.keys[k].off)+d]
+}
+
+// keySource is what the build reads of the keys of an index, in index
+// order: an index itself, or a wordTable while the words are built.
+type keySource interface {
+	size() int
+	slugLen(k uint32) int
+	byteAt(k uint32, d int) byte // d < slugLen(k)
+	order(k uint32) uint64       // the base order (see index.order)
+	city(k uint32) uint32
+	multi(k uint32) bool
+	slugOff(k uint32) uint32 // where the slug is in the blob
+}
+
+func (x *index) size() int                   { return x.n }
+func (x *index) byteAt(k uint32, d int) byte { return x.slug(k)[d] }
 
 // assignRanks numbers the records of a sorted snapshot in the base order
 // of the names index: weight (population, doubled for a main name; higher
@@ -528,17 +543,6 @@ func (s *snapshot) assignRanks() {
 		r := s.records[int(i)*recordSize+rRank:]
 		binary.LittleEndian.PutUint32(r, le32(r, 0)|rank)
 	})
-}
-
-// assignRanks numbers the word keys in the base order of the words index:
-// population (higher first), slug length, then position.
-func (w wordsBuilt) assignRanks(s *snapshot) {
-	x := index{s: s, n: len(w.keys) / wordKeySize, words: true, keys: w.keys, shape: w.shape}
-	rankKeys(x.n, func(k uint32) int64 { return x.pop(k) }, func(uint32) bool { return false }, func(k uint32) int { return x.slugLen(k) },
-		func(k, rank uint32) {
-			at := w.keys[int(k)*wordKeySize:]
-			binary.LittleEndian.PutUint64(at, le64(at, 0)|uint64(rank)<<w.shape.rankShift())
-		})
 }
 
 // rankKeys numbers keys 0..n-1 by weight (higher first), then those that
@@ -617,16 +621,16 @@ type heavyBuild struct {
 // each prefix's list is a merge of its children's lists, built bottom-up.
 // A query then merges the list with the prefix's exact matches (which rank
 // with their boost) instead of ranking the whole range.
-func precompute(x *index, scanLimit, listCap, workers int) []heavyBuild {
+func precompute(x keySource, scanLimit, listCap, workers int) []heavyBuild {
 	// The first letters split the work into independent subtrees, shared
 	// out to the workers by size.
 	type group struct{ lo, hi int }
 	groups := make([][]group, workers)
 	load := make([]int, workers)
-	for lo := 0; lo < x.n; {
-		first := x.slug(uint32(lo))[0]
+	for lo := 0; lo < x.size(); {
+		first := x.byteAt(uint32(lo), 0)
 		hi := lo + 1
-		for hi < x.n && x.slug(uint32(hi))[0] == first {
+		for hi < x.size() && x.byteAt(uint32(hi), 0) == first {
 			hi++
 		}
 		w := 0
@@ -656,7 +660,7 @@ func precompute(x *index, scanLimit, listCap, workers int) []heavyBuild {
 
 // prefixWalker ranks the heavy prefixes of one part of an index.
 type prefixWalker struct {
-	x                  *index
+	x                  keySource
 	scanLimit, listCap int
 	heavy              []heavyBuild
 }
@@ -691,15 +695,15 @@ func (p *prefixWalker) walk(lo, hi, depth int) []uint32 {
 	}
 	var best []uint32
 	for c := exactHi; c < hi; {
-		b := x.slug(uint32(c))[depth]
+		b := x.byteAt(uint32(c), depth)
 		e := c + 1
-		for e < hi && x.slug(uint32(e))[depth] == b {
+		for e < hi && x.byteAt(uint32(e), depth) == b {
 			e++
 		}
 		best = p.mergeTop(best, p.walk(c, e, depth+1))
 		c = e
 	}
-	if prefix := x.slug(uint32(lo))[:depth]; prefix[depth-1] != '-' {
+	if x.byteAt(uint32(lo), depth-1) != '-' {
 		p.heavy = append(p.heavy, heavyBuild{
 			prefixOff: x.slugOff(uint32(lo)), prefixLen: uint32(depth),
 			exactLo: uint32(lo), exactHi: uint32(exactHi), list: best,
@@ -925,16 +929,7 @@ func buildFile(ctx context.Context, r search.CityReader, path string, b build, l
 	bld = nil // let the unsorted copy go before the lists are built
 	sorted := lap()
 	b.enter(search.PhaseIndexing)
-	// The typo trie is one pass over the keys: it runs beside the two
-	// workers of precompute, which rarely keep both cores busy to the end.
-	trieDone := make(chan struct{})
-	go func() {
-		defer close(trieDone)
-		s.trie = buildTrie(s.count, s.keySlug, trieDepth)
-	}()
-	s.heavy = precompute(&s.snapshot.names, b.scanLimit, b.listCap, 2)
-	s.wordHeavy = precompute(&s.snapshot.words, b.scanLimit, b.listCap, 2)
-	<-trieDone
+	s.index(b.scanLimit, b.listCap)
 	ranked := lap()
 	if err := ctx.Err(); err != nil {
 		return stats, err

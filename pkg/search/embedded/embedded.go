@@ -265,16 +265,27 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 // check hands the stats of dataset d as it is on disk now, and of the
 // load about to replace it, to the load's Check. The caller holds d's lock
 // file, so no other load can change d meanwhile.
+//
+// A dataset that cannot be read (corrupt, or of an older format) counts as
+// none. The stats come from the snapshot in memory when it is the file's,
+// else from the file's header once its checksum is verified: an import
+// need not read the whole old dataset into memory to replace it.
 func (s *Store) check(d search.Dataset, next search.LoadStats, check func(prev search.DatasetStats, next search.LoadStats) error) error {
-	if err := s.reload(d); err != nil {
-		s.log.Warn("read the dataset before replacing it", "dataset", d, "err", err)
-	}
 	var prev search.DatasetStats
+	path := s.Path(d)
+	fi, err := os.Stat(path)
 	s.mu.RLock()
-	if snap := s.snaps[d]; snap != nil {
-		prev = snap.stats()
-	}
+	snap, held := s.snaps[d], s.files[d]
 	s.mu.RUnlock()
+	switch {
+	case err != nil: // no dataset yet
+	case snap != nil && held != nil && os.SameFile(held, fi) && held.ModTime().Equal(fi.ModTime()) && held.Size() == fi.Size():
+		prev = snap.stats()
+	default:
+		if prev, err = readStats(path); err != nil {
+			s.log.Warn("read the dataset before replacing it", "dataset", d, "err", err)
+		}
+	}
 	if err := check(prev, next); err != nil {
 		return fmt.Errorf("load %s: %w", d, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -204,6 +205,51 @@ func openSnapshot(path string) (*snapshot, error) {
 		return nil, fmt.Errorf("open snapshot %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// readStats describes the dataset of the snapshot file at path from its
+// header, once the checksum of the rest is verified, reading the file
+// through a small buffer: what an import needs to know of the dataset it
+// replaces, without reading it into memory.
+func readStats(path string) (search.DatasetStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return search.DatasetStats{}, err
+	}
+	defer f.Close()
+	hdr := make([]byte, headerSize)
+	if _, err := io.ReadFull(f, hdr[:12]); err != nil || string(hdr[:len(magic)]) != magic {
+		return search.DatasetStats{}, fmt.Errorf("%w: not a cityfinder snapshot", errCorrupt)
+	}
+	if v := le32(hdr, hVersion); v != version {
+		return search.DatasetStats{}, fmt.Errorf("%w: version %d, this build reads %d", errCorrupt, v, version)
+	}
+	if _, err := io.ReadFull(f, hdr[12:]); err != nil {
+		return search.DatasetStats{}, fmt.Errorf("%w: header cut short", errCorrupt)
+	}
+	crc := crc32.New(crcTable)
+	size, err := io.CopyBuffer(crc, f, make([]byte, 1<<20))
+	if err != nil {
+		return search.DatasetStats{}, err
+	}
+	if crc.Sum32() != le32(hdr, hCRC) {
+		return search.DatasetStats{}, fmt.Errorf("%w: checksum mismatch", errCorrupt)
+	}
+	stats := search.DatasetStats{Cities: int(le32(hdr, hCities)), Source: search.Source{Size: int64(le64(hdr, hSourceSize))}}
+	if ns := int64(le64(hdr, hImported)); ns != 0 {
+		stats.Imported = time.Unix(0, ns)
+	}
+	blobOff, blobLen := le64(hdr, hSections+16*secBlob), le64(hdr, hSections+16*secBlob+8)
+	off, n := uint64(le32(hdr, hSourceOff)), uint64(le32(hdr, hSourceLen))
+	if blobOff+blobLen > uint64(headerSize)+uint64(size) || off+n > blobLen {
+		return search.DatasetStats{}, fmt.Errorf("%w: source name outside the file", errCorrupt)
+	}
+	name := make([]byte, n)
+	if _, err := f.ReadAt(name, int64(blobOff+off)); err != nil {
+		return search.DatasetStats{}, err
+	}
+	stats.Source.Name = string(name)
+	return stats, nil
 }
 
 func parseSnapshot(data []byte) (*snapshot, error) {

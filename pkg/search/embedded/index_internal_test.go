@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -91,5 +92,37 @@ func TestParseSurvivesDamage(t *testing.T) {
 	damaged[headerSize+(len(data)-headerSize)/2] ^= 1
 	if _, err := parseSnapshot(damaged); !errors.Is(err, errCorrupt) {
 		t.Errorf("a flipped bit in the body: err = %v, want errCorrupt", err)
+	}
+}
+
+// readStats, which reads a snapshot file through a buffer, describes it as
+// the snapshot read into memory does, and refuses a damaged one.
+func TestReadStats(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	src := search.Source{Name: "cities.txt", Size: 1234}
+	if _, err := s.Load(t.Context(), search.Large, &search.SliceReader{Cities: storetest.ReferenceCities(300)}, search.LoadOptions{Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path(search.Large)
+	got, err := readStats(path)
+	if want := s.snaps[search.Large].stats(); err != nil || got.Cities != want.Cities || !got.Imported.Equal(want.Imported) || got.Source != src {
+		t.Errorf("readStats = %+v, %v; want %+v", got, err, want)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 1
+	damaged := filepath.Join(dir, "damaged.cfs")
+	if err := os.WriteFile(damaged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readStats(damaged); !errors.Is(err, errCorrupt) {
+		t.Errorf("readStats of a damaged file: err = %v, want errCorrupt", err)
 	}
 }
