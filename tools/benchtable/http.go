@@ -29,31 +29,19 @@ type loadResult struct {
 // it; then loads a bare handler that answers every request with the body
 // serve gave for "san".
 func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
-	addr, err := benchenv.FreeAddr()
+	serve, base, startup, err := startServe(ctx, bin, r.storeDir)
 	if err != nil {
-		return err
-	}
-	start := time.Now()
-	serve := exec.CommandContext(ctx, bin, "serve", "--data-dir", r.storeDir, "--addr", addr,
-		"--max", "1000000", "--window", "1s", "--log-level", "warn", "--drain-delay", "0")
-	serve.Stderr = os.Stderr
-	if err := serve.Start(); err != nil {
 		return err
 	}
 	defer benchenv.Stop(serve, 10*time.Second)
-	base := "http://" + addr
-	ready, err := waitReady(base+"/search?q=ist&dataset=large", 30*time.Second)
-	if err != nil {
-		return err
-	}
-	r.startup = ready.Sub(start)
+	r.startup = startup
 	body, err := fetch(base + "/search?q=san&dataset=large")
 	if err != nil {
 		return err
 	}
-	var defaults, exact []string
+	defaults := defaultURLs(base, set)
+	var exact []string
 	for _, p := range set.all() {
-		defaults = append(defaults, base+"/search?dataset=large&q="+p)
 		exact = append(exact, base+"/search?dataset=large&fuzzy=false&q="+p)
 	}
 	load(defaults, conns, time.Second) // warm up
@@ -73,7 +61,8 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if err != nil {
 		return err
 	}
-	if addr, err = benchenv.FreeAddr(); err != nil {
+	addr, err := benchenv.FreeAddr()
+	if err != nil {
 		return err
 	}
 	bare := exec.CommandContext(ctx, self, "-bare-server", addr, "-bare-body", bodyFile)
@@ -92,6 +81,40 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	load(bareURLs, conns, time.Second)
 	r.httpBare = load(bareURLs, conns, duration)
 	return nil
+}
+
+// startServe starts `cityfinder serve` on dir, with the limiter out of the
+// way, and returns it once it answers, with its base URL and how long it
+// took to answer its first /search.
+func startServe(ctx context.Context, bin, dir string) (*exec.Cmd, string, time.Duration, error) {
+	addr, err := benchenv.FreeAddr()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	start := time.Now()
+	serve := exec.CommandContext(ctx, bin, "serve", "--data-dir", dir, "--addr", addr,
+		"--max", "1000000", "--window", "1s", "--log-level", "warn", "--drain-delay", "0")
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		return nil, "", 0, err
+	}
+	base := "http://" + addr
+	ready, err := waitReady(base+"/search?q=ist&dataset=large", 30*time.Second)
+	if err != nil {
+		benchenv.Stop(serve, 10*time.Second)
+		return nil, "", 0, err
+	}
+	return serve, base, ready.Sub(start), nil
+}
+
+// defaultURLs are the /search URLs of every prefix, with the default
+// parameters.
+func defaultURLs(base string, set prefixSet) []string {
+	var urls []string
+	for _, p := range set.all() {
+		urls = append(urls, base+"/search?dataset=large&q="+p)
+	}
+	return urls
 }
 
 func fetch(url string) ([]byte, error) {

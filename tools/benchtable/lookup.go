@@ -167,6 +167,7 @@ type lookupResult struct {
 	queries                           int
 	appendMedian, appendP99           time.Duration // into a reused slice
 	typoOne, typoTwo                  typoResult
+	finds                             findResults // Service.Find: plain, biased, boxed, qualified
 }
 
 // typoResult times lookups of misspelled queries with typo matching on.
@@ -186,11 +187,6 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		return lookupResult{}, err
 	}
 	defer store.Close()
-	lookup := func(p string) error {
-		cities, err := store.Search(ctx, search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
-		sink += len(cities)
-		return err
-	}
 	var buf [10]string
 	baseline := func(p string) error {
 		out := buf[:0]
@@ -201,7 +197,7 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		return nil
 	}
 	all := set.all()
-	got, err := timeBest(all, 3, 20, lookup)
+	got, err := timeSearch(ctx, store, all)
 	if err != nil {
 		return lookupResult{}, err
 	}
@@ -232,14 +228,27 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		queries []string
 		res     *typoResult
 	}{{set.typoOne, &res.typoOne}, {set.typoTwo, &res.typoTwo}} {
-		times, err := timeRounds(t.queries, 3, find)
+		times, err := timeRounds(len(t.queries), 3, func(i int) error { return find(t.queries[i]) })
 		if err != nil {
 			return lookupResult{}, err
 		}
 		*t.res = typoResult{median: percentile(times, 50), p99: percentile(times, 99), queries: len(t.queries)}
 	}
+	if res.finds, err = measureFinds(ctx, svc, all); err != nil {
+		return lookupResult{}, err
+	}
 	runtime.KeepAlive(sink) // the results were used
 	return res, nil
+}
+
+// timeSearch times a top-10 Search of every prefix in store: the best of
+// three passes of 20 calls each (see timeBest).
+func timeSearch(ctx context.Context, store *embedded.Store, prefixes []string) ([]time.Duration, error) {
+	return timeBest(prefixes, 3, 20, func(p string) error {
+		cities, err := store.Search(ctx, search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
+		sink += len(cities)
+		return err
+	})
 }
 
 // timeBest times fn on every prefix: the best of passes runs of reps
@@ -262,16 +271,16 @@ func timeBest(prefixes []string, passes, reps int, fn func(p string) error) ([]t
 	return best, nil
 }
 
-// timeRounds times fn once per query in each of rounds passes over all the
-// queries, and keeps each query's best time: no query runs twice in a row,
-// so none finds in the CPU's caches what its previous run left there, as
-// none would in a server that answers many different queries.
-func timeRounds(queries []string, rounds int, fn func(q string) error) ([]time.Duration, error) {
-	best := make([]time.Duration, len(queries))
+// timeRounds times fn once per query (0..n-1) in each of rounds passes
+// over all the queries, and keeps each query's best time: no query runs
+// twice in a row, so none finds in the CPU's caches what its previous run
+// left there, as none would in a server that answers many different queries.
+func timeRounds(n, rounds int, fn func(i int) error) ([]time.Duration, error) {
+	best := make([]time.Duration, n)
 	for range rounds {
-		for i, q := range queries {
+		for i := range n {
 			start := time.Now()
-			if err := fn(q); err != nil {
+			if err := fn(i); err != nil {
 				return nil, err
 			}
 			if d := time.Since(start); best[i] == 0 || d < best[i] {

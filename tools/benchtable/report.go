@@ -50,12 +50,53 @@ func printReport(w io.Writer, r *report, conns int) {
 		ratio(l.heavyMax, l.baseHeavyMax), "≤ 2×", l.heavyMax <= 2*l.baseHeavyMax)
 	row(w, "4", "top-10 lookup into a reused slice (AppendSearch), median / p99", us(l.appendMedian)+" / "+us(l.appendP99), us(l.baseMedian)+" / "+us(l.baseP99),
 		ratio(l.appendMedian, l.baseMedian)+" / "+ratio(l.appendP99, l.baseP99), "", true)
-	row(w, "5", "serve RSS after loading and querying large", fmt.Sprintf("%.0f MB", float64(r.rssKB)/1024), "", "", "≤ 300 MB", r.rssKB <= 300*1024)
-	row(w, "5", "snapshot of large on disk (read whole into memory)", fmt.Sprintf("%.0f MB", float64(r.snapshotBytes)/1e6), "", "", "", true)
+	row(w, "5", "serve RSS after loading and querying large", rss(r.rssKB), "", "", "≤ 300 MB", r.rssKB <= 300*1024)
+	row(w, "5", "snapshot of large on disk (read whole into memory)", mb(r.snapshotBytes), "", "", "", true)
 	row(w, "5", "serve start to first answered /search", fmt.Sprintf("%.0f ms", float64(r.startup.Microseconds())/1000), "", "", "≤ 1 s", r.startup <= time.Second)
 	row(w, "6", "allocations: lookup (san, heavy / zuri, scanned)", allocs(r.lookupAllocs.heavy)+" / "+allocs(r.lookupAllocs.light), "", "", "none per match scanned",
 		r.lookupAllocs.light.AllocsPerOp() <= r.lookupAllocs.heavy.AllocsPerOp())
 	row(w, "6", "allocations: /search handler (san / zuri)", allocs(r.handlerAllocs.heavy)+" / "+allocs(r.handlerAllocs.light), "", "", "", true)
+	printFinds(w, l)
+	printEnriched(w, r)
+}
+
+// printFinds prints issue 14's rows: Service.Find with a point, a box or
+// a qualifier, beside the plain Find.
+func printFinds(w io.Writer, l lookupResult) {
+	f := l.finds
+	times := func(r findResult) string { return us(r.median) + " / " + us(r.p99) + " / " + us(r.heavyMax) }
+	for _, k := range []struct {
+		what string
+		res  findResult
+	}{
+		{"biased towards Santiago de Chile, Springfield IL, Paris or Tokyo", f.biased},
+		{"within the box of Europe or Illinois", f.boxed},
+		{fmt.Sprintf(`qualified: the prefix and " fr", " us" or " chile" (%d of %d read as a place)`, f.qualified.qualified, l.queries), f.qualified},
+	} {
+		row(w, "7", fmt.Sprintf("Service.Find %s, median / p99 of %d prefixes / slowest heavy prefix with any of them", k.what, l.queries), times(k.res),
+			"unbiased Find: "+times(f.plain), ratio(k.res.median, f.plain.median)+" / "+ratio(k.res.p99, f.plain.p99)+" / "+ratio(k.res.heavyMax, f.plain.heavyMax),
+			"p99 and heavy ≤ 2 ms", k.res.p99 <= 2*time.Millisecond && k.res.heavyMax <= 2*time.Millisecond)
+	}
+}
+
+// printEnriched prints issue 12's rows: the large dataset enriched with
+// GeoNames beside the plain one.
+func printEnriched(w io.Writer, r *report) {
+	e, l, d := r.enriched, r.lookup, r.httpDefault
+	if e.missing != nil {
+		row(w, "8", "large enriched with "+enrichedFile, "not measured: "+e.missing.Error(), "", "", "measured", false)
+		return
+	}
+	row(w, "8", "import of large enriched with --geonames "+enrichedFile, sec(e.importTime), "plain import: "+sec(r.importTime),
+		ratio(e.importTime, r.importTime), "≤ 1.5×", 2*e.importTime <= 3*r.importTime)
+	row(w, "8", "enriched large: top-10 lookup, median / p99", us(e.median)+" / "+us(e.p99), "plain: "+us(l.median)+" / "+us(l.p99),
+		ratio(e.median, l.median)+" / "+ratio(e.p99, l.p99), "≤ 1.1×", 10*e.median <= 11*l.median && 10*e.p99 <= 11*l.p99)
+	row(w, "8", "enriched large: HTTP /search with defaults, requests/s", fmt.Sprintf("%.0f (%d failed)", e.http.rps, e.http.failures),
+		fmt.Sprintf("plain: %.0f", d.rps), fmt.Sprintf("%.0f%%", 100*e.http.rps/d.rps), "≥ 90%", e.http.rps >= 0.9*d.rps && e.http.failures == 0)
+	row(w, "8", "enriched large: serve RSS after loading and querying", rss(e.rssKB), "plain: "+rss(r.rssKB),
+		fmt.Sprintf("%.2f×", float64(e.rssKB)/float64(r.rssKB)), "≤ 350 MB", e.rssKB <= 350*1024)
+	row(w, "8", fmt.Sprintf("enriched large: snapshot on disk, with the alternate names of its %d rows enriched from GeoNames", e.enrichedRows),
+		mb(e.snapshotBytes), "plain: "+mb(r.snapshotBytes), fmt.Sprintf("+%s", mb(e.snapshotBytes-r.snapshotBytes)), "", true)
 }
 
 func row(w io.Writer, n, measure, got, base, ratio, target string, met bool) {
@@ -69,6 +110,9 @@ func row(w io.Writer, n, measure, got, base, ratio, target string, met bool) {
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s %s |\n", n, measure, got, base, ratio, target, mark)
 }
 
+func rss(kb int64) string        { return fmt.Sprintf("%.0f MB", float64(kb)/1024) }
+func mb(bytes int64) string      { return fmt.Sprintf("%.0f MB", float64(bytes)/1e6) }
+func ms(d time.Duration) string  { return fmt.Sprintf("%.2f ms", d.Seconds()*1000) }
 func sec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 func us(d time.Duration) string  { return fmt.Sprintf("%.2f µs", float64(d.Nanoseconds())/1000) }
 func ratio(a, b time.Duration) string {
