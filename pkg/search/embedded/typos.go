@@ -84,10 +84,11 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	w.init(s, q.Prefix, maxEdits)
 	w.run()
 	found, arena := w.corrections()
-	walkPool.Put(w)
+	defer walkPool.Put(w) // w holds found, arena and hits until the answer is made
 	// Each correction's best cities as Search ranks them, less the prefix
 	// matches, in the order WalkTypos meets them.
-	var hits []typoHit
+	hits := w.hits[:0]
+	defer func() { w.hits = hits[:0] }()
 	var buf [search.MaxLimit]uint32
 	prefix := []byte(q.Prefix)
 	f := newFilter(&q)
@@ -130,8 +131,9 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 		}
 		return int(a.order) - int(b.order)
 	})
-	var out []search.Typo
-	var keys, cities []uint32
+	out := make([]search.Typo, 0, min(q.Limit, len(hits)))
+	var keyBuf, cityBuf [search.MaxLimit]uint32
+	keys, cities := keyBuf[:0], cityBuf[:0]
 	for _, h := range hits {
 		if len(out) == q.Limit {
 			break

@@ -58,6 +58,12 @@ type typoWalk struct {
 	trans  []uint64 // pending transpositions of spent nodes (see spentNode)
 	words  []uint64 // the words of the level being expanded
 	found  []foundAt
+
+	// Buffers kept across walks: what corrections returns, and the
+	// caller's typo hits (see findTypos).
+	corrs []correction
+	arena []byte
+	hits  []typoHit
 }
 
 // A ref names a queued node: an index in opens when openRef is set, else
@@ -113,6 +119,7 @@ func (w *typoWalk) init(s *snapshot, query string, maxEdits int) {
 	*w = typoWalk{
 		s: s, t: s.trie, query: query, n: len(query), e: maxEdits, maxDepth: len(query) + maxEdits,
 		opens: w.opens[:0], spents: w.spents[:0], trans: w.trans[:0], words: w.words[:0], found: w.found[:0],
+		corrs: w.corrs[:0], arena: w.arena[:0], hits: w.hits[:0],
 	}
 	mark, _ := trigramSymbol(search.ScriptMark)
 	w.roots = childMask &^ (1 << mark)
@@ -431,8 +438,10 @@ func run(s *snapshot, lo, hi uint32, d int, b byte) (i, j uint32) {
 
 // corrections returns what the walk found, in path order (the order of a
 // depth-first walk with children in byte order), with their paths in
-// arena.
+// arena; both are w's, valid until its next walk.
 func (w *typoWalk) corrections() (found []correction, arena []byte) {
+	found, arena = w.corrs[:0], w.arena[:0]
+	defer func() { w.corrs, w.arena = found, arena }()
 	for _, f := range w.found {
 		off := len(arena)
 		arena = append(arena, make([]byte, f.depth)...)
