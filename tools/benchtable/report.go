@@ -112,7 +112,6 @@ func row(w io.Writer, n, measure, got, base, ratio, target string, met bool) {
 
 func rss(kb int64) string        { return fmt.Sprintf("%.0f MB", float64(kb)/1024) }
 func mb(bytes int64) string      { return fmt.Sprintf("%.0f MB", float64(bytes)/1e6) }
-func ms(d time.Duration) string  { return fmt.Sprintf("%.2f ms", d.Seconds()*1000) }
 func sec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 func us(d time.Duration) string  { return fmt.Sprintf("%.2f µs", float64(d.Nanoseconds())/1000) }
 func ratio(a, b time.Duration) string {
