@@ -397,15 +397,15 @@ func codeLike(name string) bool {
 // ("toripori" for Tripoli, "bei luo ao li cang te" for Belo Horizonte),
 // which no one types, where the names people use are capitalised.
 func uncapitalised(name string) bool {
+	if search.OtherScript(name) {
+		return false
+	}
 	letters := false
 	for _, r := range name {
-		if !unicode.IsLetter(r) {
-			continue
-		}
-		if !unicode.Is(unicode.Latin, r) || unicode.IsUpper(r) || unicode.IsTitle(r) {
+		if unicode.IsUpper(r) || unicode.IsTitle(r) {
 			return false
 		}
-		letters = true
+		letters = letters || unicode.IsLetter(r)
 	}
 	return letters
 }

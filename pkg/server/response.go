@@ -53,23 +53,6 @@ var (
 	noSniff            = []string{"nosniff"}
 )
 
-// contentLengths are the Content-Length values of the bodies shorter than
-// 8 KiB (most answers), made once: net/http only reads them.
-var contentLengths = func() (values [8 << 10][]string) {
-	for n := range values {
-		values[n] = []string{strconv.Itoa(n)}
-	}
-	return values
-}()
-
-// contentLength returns the Content-Length header value of an n-byte body.
-func contentLength(n int) []string {
-	if n < len(contentLengths) {
-		return contentLengths[n]
-	}
-	return []string{strconv.Itoa(n)}
-}
-
 // internalErrorBody is what writeJSON sends when it cannot encode v.
 const internalErrorBody = `{"message":"internal error"}`
 
@@ -91,7 +74,7 @@ func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
 		hdr["Content-Type"] = geoJSONContentType
 	}
 	hdr["X-Content-Type-Options"] = noSniff
-	hdr["Content-Length"] = contentLength(len(body))
+	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	// An error here means the client is gone; there is no one left to tell.
 	_, _ = w.Write(body)

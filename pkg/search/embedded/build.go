@@ -355,13 +355,7 @@ func (out *built) index(scanLimit, listCap int) {
 // search.CompareKeys does for a whole-name match of that slug: by weight,
 // main name first, then by city.
 func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
-	wa, wb := s.pop(a), s.pop(b)
-	if !aAlt {
-		wa *= search.AltDivisor
-	}
-	if !bAlt {
-		wb *= search.AltDivisor
-	}
+	wa, wb := weight(s.pop(a), aAlt, true), weight(s.pop(b), bAlt, true)
 	switch {
 	case wa > wb:
 		return -1
@@ -533,13 +527,8 @@ func (x *index) byteAt(k uint32, d int) byte { return x.slug(k)[d] }
 // population, so they are numbered by a counting sort on length; only the
 // others need a comparison sort.
 func (s *snapshot) assignRanks() {
-	weight := func(i uint32) int64 {
-		if s.isAlt(i) {
-			return s.pop(i)
-		}
-		return s.pop(i) * search.AltDivisor
-	}
-	rankKeys(s.count, weight, s.isAlt, s.slugLen, func(i, rank uint32) {
+	base := func(i uint32) int64 { return weight(s.pop(i), s.isAlt(i), false) }
+	rankKeys(s.count, base, s.isAlt, s.slugLen, func(i, rank uint32) {
 		r := s.records[int(i)*recordSize+rRank:]
 		binary.LittleEndian.PutUint32(r, le32(r, 0)|rank)
 	})

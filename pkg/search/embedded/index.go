@@ -124,19 +124,8 @@ func (x *index) compare(prefix string, i, j uint32) int {
 		ri, rj := s.rec(i), s.rec(j)
 		li, lj := int(le16(ri, rSlugLen)), int(le16(rj, rSlugLen))
 		ai, aj := le32(ri, rRank)&flagAlt != 0, le32(rj, rRank)&flagAlt != 0
-		wi, wj := int64(le32(ri, rPop)), int64(le32(rj, rPop))
-		if li == len(prefix) {
-			wi *= search.ExactBoost
-		}
-		if lj == len(prefix) {
-			wj *= search.ExactBoost
-		}
-		if !ai {
-			wi *= search.AltDivisor
-		}
-		if !aj {
-			wj *= search.AltDivisor
-		}
+		wi := weight(int64(le32(ri, rPop)), ai, li == len(prefix))
+		wj := weight(int64(le32(rj, rPop)), aj, lj == len(prefix))
 		switch {
 		case wi > wj:
 			return -1
@@ -164,6 +153,19 @@ func (x *index) compare(prefix string, i, j uint32) int {
 		return c
 	}
 	return x.s.compareCities(x.city(i), x.city(j))
+}
+
+// weight is search.Weight for a key of a city of population pop: times
+// search.ExactBoost when the key is the whole prefix, times
+// search.AltDivisor when it is not an alternate name's.
+func weight(pop int64, alt, whole bool) int64 {
+	if whole {
+		pop *= search.ExactBoost
+	}
+	if !alt {
+		pop *= search.AltDivisor
+	}
+	return pop
 }
 
 // filter is what a query keeps of the cities in its range: those of its
