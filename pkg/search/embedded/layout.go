@@ -1,0 +1,219 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// built is a snapshot built in memory, with what goes into its file
+// besides what the snapshot reads back.
+type built struct {
+	*snapshot
+	words                     *wordTable
+	wordSec                   []byte // the words section
+	altIndex, altLens         []byte
+	heavy, wordHeavy          []heavyBuild
+	trie                      []byte
+	cities, alts, altNameKeys int
+}
+
+// build sorts the cities read by slug (ties in rank order), drops
+// duplicates (same slug and area; the first, most populous, stays), adds
+// the keys of their alternate names and of the later words of their
+// names, and lays records and strings out again in slug order, so that
+// neighbours in a prefix range are neighbours in memory.
+func (b *builder) build(ctx context.Context) (*built, error) {
+	src := &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
+	alts := b.alts
+	b.alts = nil
+	// The first alternate name of each city as read.
+	altFirst := make([]uint32, src.count+1)
+	for i := range uint32(src.count) {
+		altFirst[i+1] = altFirst[i] + le32(src.rec(i), rRank)
+	}
+	cities := sortCities(src)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The keys of alternate names: city (its position in cities) and
+	// alternate name, sorted by slug, ties in rank order.
+	type altKey struct{ city, alt uint32 }
+	var altKeys []altKey
+	for c, i := range cities {
+		for a := altFirst[i]; a < altFirst[i+1]; a++ {
+			if alts[a].slugLen > 0 {
+				altKeys = append(altKeys, altKey{uint32(c), a})
+			}
+		}
+	}
+	altSlug := func(k altKey) []byte {
+		a := &alts[k.alt]
+		return src.blob[a.slugOff : a.slugOff+uint32(a.slugLen)]
+	}
+	slices.SortFunc(altKeys, func(x, y altKey) int {
+		if c := bytes.Compare(altSlug(x), altSlug(y)); c != 0 {
+			return c
+		}
+		return compareBuilt(src, cities[x.city], true, cities[y.city], true)
+	})
+	total := len(cities) + len(altKeys)
+	if total > rankMask {
+		return nil, fmt.Errorf("dataset too large: %d keys of names", total)
+	}
+	// Merge the cities and the alternate names' keys into the names
+	// order; recOf is each city's record there.
+	recOf := make([]uint32, len(cities))
+	order := make([]uint32, 0, total) // a city's position, or an alternate name's key | flagAlt
+	for c, a := 0, 0; c < len(cities) || a < len(altKeys); {
+		takeCity := a == len(altKeys)
+		if !takeCity && c < len(cities) {
+			k := altKeys[a]
+			cmp := bytes.Compare(src.slug(cities[c]), altSlug(k))
+			if cmp == 0 {
+				cmp = compareBuilt(src, cities[c], false, cities[k.city], true)
+			}
+			takeCity = cmp <= 0
+		}
+		if takeCity {
+			recOf[c] = uint32(len(order))
+			order = append(order, uint32(c))
+			c++
+		} else {
+			order = append(order, uint32(a)|flagAlt)
+			a++
+		}
+	}
+	// Lay out the records, their strings and the alternate names.
+	out := &built{cities: len(cities), alts: len(alts)}
+	var err error
+	dst := &snapshot{
+		records: make([]byte, 0, total*recordSize),
+		blob:    make([]byte, 0, len(src.blob)),
+		areas:   b.areas,
+		count:   total,
+		cities:  len(cities),
+	}
+	hasAltKeys := make([]bool, len(cities))
+	for _, k := range altKeys {
+		hasAltKeys[k.city] = true
+	}
+	altRecs := make(map[uint32][]uint32) // the records of each city's alternate names' keys
+	nAlts := 0
+	for _, o := range order {
+		var nr [recordSize]byte
+		if o&flagAlt != 0 {
+			k := altKeys[o&^flagAlt]
+			c := cities[k.city]
+			cr := src.rec(c)
+			slug := altSlug(k)
+			binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
+			binary.LittleEndian.PutUint16(nr[rSlugLen:], uint16(len(slug)))
+			binary.LittleEndian.PutUint32(nr[rArea:], le32(cr, rArea))
+			binary.LittleEndian.PutUint32(nr[rID:], recOf[k.city])
+			binary.LittleEndian.PutUint32(nr[rPop:], le32(cr, rPop))
+			binary.LittleEndian.PutUint32(nr[rLat:], k.alt-altFirst[c]+1)
+			binary.LittleEndian.PutUint32(nr[rRank:], flagAlt|flagMulti)
+			altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
+			dst.records = append(dst.records, nr[:]...)
+			dst.blob = append(dst.blob, slug...)
+			out.altNameKeys++
+			continue
+		}
+		i := cities[o]
+		r := src.rec(i)
+		copy(nr[:], r)
+		var flags uint32
+		if hasAltKeys[o] {
+			flags |= flagMulti
+		}
+		first, end := altFirst[i], altFirst[i+1]
+		if first < end {
+			flags |= flagAltNames
+			out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(len(dst.records)/recordSize))
+			out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(nAlts))
+		}
+		n := uint32(le16(r, rSlugLen)) + uint32(le16(r, rNameLen))
+		for a := first; a < end; a++ {
+			n += uint32(alts[a].nameLen)
+			out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
+			nAlts++
+		}
+		binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
+		binary.LittleEndian.PutUint32(nr[rRank:], flags)
+		dst.records = append(dst.records, nr[:]...)
+		off := le32(r, rSlugOff)
+		dst.blob = append(dst.blob, src.blob[off:off+n]...)
+	}
+	out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, math.MaxUint32)
+	out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(nAlts))
+	if uint64(len(dst.blob)) > math.MaxUint32 {
+		return nil, fmt.Errorf("dataset too large: %d bytes of names", len(dst.blob))
+	}
+	src, alts, order, cities = nil, nil, nil, nil // let the copies read go
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dst.names = index{s: dst, n: dst.count}
+	if out.words, err = newWordTable(dst, altRecs); err != nil {
+		return nil, err
+	}
+	out.snapshot = dst
+	return out, nil
+}
+
+// compareBuilt orders two keys of one slug, of the cities whose records
+// are a and b (main name or alternate name as aAlt and bAlt say), as
+// search.CompareKeys does for a whole-name match of that slug: by weight,
+// main name first, then by city.
+func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
+	wa, wb := weight(s.pop(a), aAlt, true), weight(s.pop(b), bAlt, true)
+	switch {
+	case wa > wb:
+		return -1
+	case wa < wb:
+		return 1
+	case aAlt != bAlt:
+		if bAlt {
+			return -1
+		}
+		return 1
+	}
+	return s.compareCities(a, b)
+}
+
+// sortCities returns the records of s (cities as read) ordered by slug,
+// ties by population then by city, then as read, less duplicates: of the
+// cities with the same slug and area, the first.
+func sortCities(s *snapshot) []uint32 {
+	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, func(a, b uint32) int {
+		return compareBuilt(s, a, false, b, false)
+	})
+	out := perm[:0]
+	seen := make(map[uint32]struct{})
+	for k := 0; k < len(perm); {
+		run := k + 1
+		for run < len(perm) && bytes.Equal(s.slug(perm[run]), s.slug(perm[k])) {
+			run++
+		}
+		if run-k == 1 {
+			out = append(out, perm[k])
+			k = run
+			continue
+		}
+		clear(seen)
+		for _, i := range perm[k:run] {
+			a := le32(s.rec(i), rArea)
+			if _, dup := seen[a]; dup {
+				continue
+			}
+			seen[a] = struct{}{}
+			out = append(out, i)
+		}
+		k = run
+	}
+	return out
+}
