@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -13,13 +12,15 @@ import (
 // that a dataset of millions of cities fits in a few hundred megabytes
 // while it is sorted.
 type builder struct {
-	// records holds a record per city as read: the layout of the
-	// snapshot's, with the number of alternate names in the rank field.
+	// records holds a cityRecord per city as read, without flags.
 	records chunked
 	// arena holds per city its slug, its name, its alternate names, then
 	// the slugs of those that are keys (see altBuild).
-	arena    chunked
-	alts     []altBuild // every city's alternate names, in reading order
+	arena chunked
+	alts  []altBuild // every city's alternate names, in reading order
+	// altFirst holds for each city as read the index in alts of its
+	// first alternate name, then len(alts).
+	altFirst []uint32
 	areas    []area
 	areaIdx  map[area]uint32
 	lastArea area // rows come grouped by country and region: skip the map
@@ -37,7 +38,7 @@ type altBuild struct {
 }
 
 func newBuilder() *builder {
-	return &builder{areaIdx: make(map[area]uint32)}
+	return &builder{areaIdx: make(map[area]uint32), altFirst: []uint32{0}}
 }
 
 func (b *builder) add(c *search.City) error {
@@ -55,22 +56,13 @@ func (b *builder) add(c *search.City) error {
 		}
 		b.lastArea, b.lastIdx = a, ai
 	}
-	var r [recordSize]byte
-	binary.LittleEndian.PutUint32(r[rSlugOff:], uint32(b.arena.len()))
-	binary.LittleEndian.PutUint16(r[rSlugLen:], uint16(len(c.Slug)))
-	binary.LittleEndian.PutUint16(r[rNameLen:], uint16(len(c.Name)))
-	binary.LittleEndian.PutUint32(r[rArea:], ai)
-	binary.LittleEndian.PutUint32(r[rID:], c.ID)
-	pop := c.Population
-	pop = max(0, min(pop, math.MaxUint32))
-	binary.LittleEndian.PutUint32(r[rPop:], uint32(pop))
-	lat, lon := int32(noLocation), int32(0)
-	if c.HasLocation {
-		lat, lon = fixedDegrees(c.Lat), fixedDegrees(c.Lon)
+	rec := cityRecord{
+		slugOff: uint32(b.arena.len()), slugLen: uint16(len(c.Slug)), nameLen: uint16(len(c.Name)),
+		area: ai, id: c.ID, pop: uint32(max(0, min(c.Population, math.MaxUint32))), lat: noLocation,
 	}
-	binary.LittleEndian.PutUint32(r[rLat:], uint32(lat))
-	binary.LittleEndian.PutUint32(r[rLon:], uint32(lon))
-	binary.LittleEndian.PutUint32(r[rRank:], uint32(len(c.AltNames)))
+	if c.HasLocation {
+		rec.lat, rec.lon = fixedDegrees(c.Lat), fixedDegrees(c.Lon)
+	}
 	b.arena.writeString(c.Slug)
 	b.arena.writeString(c.Name)
 	first := len(b.alts)
@@ -94,7 +86,10 @@ func (b *builder) add(c *search.City) error {
 	if b.arena.len() > math.MaxUint32 { // an offset above did not fit: the load fails
 		return fmt.Errorf("dataset too large: more than 4 GiB of names")
 	}
+	var r [recordSize]byte
+	rec.put(r[:])
 	b.records.write(r[:])
+	b.altFirst = append(b.altFirst, uint32(len(b.alts)))
 	b.count++
 	return nil
 }

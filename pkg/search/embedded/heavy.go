@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"encoding/binary"
 	"slices"
 	"sync"
 )
@@ -52,8 +51,7 @@ func (x *index) byteAt(k uint32, d int) byte { return x.slug(k)[d] }
 func (s *snapshot) assignRanks() {
 	base := func(i uint32) int64 { return weight(s.pop(i), s.isAlt(i), false) }
 	rankKeys(s.count, base, s.isAlt, s.slugLen, func(i, rank uint32) {
-		r := s.records[int(i)*recordSize+rRank:]
-		binary.LittleEndian.PutUint32(r, le32(r, 0)|rank)
+		s.rec(i).addRank(rank)
 	})
 }
 
@@ -256,7 +254,7 @@ func (p *prefixWalker) mergeTop(a, b []uint32) []uint32 {
 func (x *index) slugOff(k uint32) uint32 {
 	if x.words {
 		rec, off := x.wordRec(k)
-		return le32(x.s.rec(rec), rSlugOff) + off
+		return x.s.rec(rec).slugOff() + off
 	}
-	return le32(x.s.rec(k), rSlugOff)
+	return x.s.rec(k).slugOff()
 }

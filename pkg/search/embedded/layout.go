@@ -28,13 +28,8 @@ type built struct {
 // neighbours in a prefix range are neighbours in memory.
 func (b *builder) build(ctx context.Context) (*built, error) {
 	src := &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
-	alts := b.alts
-	b.alts = nil
-	// The first alternate name of each city as read.
-	altFirst := make([]uint32, src.count+1)
-	for i := range uint32(src.count) {
-		altFirst[i+1] = altFirst[i] + le32(src.rec(i), rRank)
-	}
+	alts, altFirst := b.alts, b.altFirst // altFirst[i]: city i's first alternate name as read
+	b.alts, b.altFirst = nil, nil
 	cities := sortCities(src)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -67,7 +62,8 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	// Merge the cities and the alternate names' keys into the names
 	// order; recOf is each city's record there.
 	recOf := make([]uint32, len(cities))
-	order := make([]uint32, 0, total) // a city's position, or an alternate name's key | flagAlt
+	const altKeyBit = 1 << 31
+	order := make([]uint32, 0, total) // a city's position, or an alternate name's key | altKeyBit
 	for c, a := 0, 0; c < len(cities) || a < len(altKeys); {
 		takeCity := a == len(altKeys)
 		if !takeCity && c < len(cities) {
@@ -83,7 +79,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 			order = append(order, uint32(c))
 			c++
 		} else {
-			order = append(order, uint32(a)|flagAlt)
+			order = append(order, uint32(a)|altKeyBit)
 			a++
 		}
 	}
@@ -105,18 +101,16 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	nAlts := 0
 	for _, o := range order {
 		var nr [recordSize]byte
-		if o&flagAlt != 0 {
-			k := altKeys[o&^flagAlt]
+		if o&altKeyBit != 0 {
+			k := altKeys[o&^altKeyBit]
 			c := cities[k.city]
 			cr := src.rec(c)
 			slug := altSlug(k)
-			binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
-			binary.LittleEndian.PutUint16(nr[rSlugLen:], uint16(len(slug)))
-			binary.LittleEndian.PutUint32(nr[rArea:], le32(cr, rArea))
-			binary.LittleEndian.PutUint32(nr[rID:], recOf[k.city])
-			binary.LittleEndian.PutUint32(nr[rPop:], le32(cr, rPop))
-			binary.LittleEndian.PutUint32(nr[rLat:], k.alt-altFirst[c]+1)
-			binary.LittleEndian.PutUint32(nr[rRank:], flagAlt|flagMulti)
+			rec := altRecord{
+				slugOff: uint32(len(dst.blob)), slugLen: uint16(len(slug)), area: cr.area(), pop: cr.pop(),
+				city: recOf[k.city], name: k.alt - altFirst[c] + 1,
+			}
+			rec.put(nr[:])
 			altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
 			dst.records = append(dst.records, nr[:]...)
 			dst.blob = append(dst.blob, slug...)
@@ -124,32 +118,28 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 			continue
 		}
 		i := cities[o]
-		r := src.rec(i)
-		copy(nr[:], r)
-		var flags uint32
+		rec := src.rec(i).city()
 		if hasAltKeys[o] {
-			flags |= flagMulti
+			rec.flags |= flagMulti
 		}
 		first, end := altFirst[i], altFirst[i+1]
 		if first < end {
-			flags |= flagAltNames
-			out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(len(dst.records)/recordSize))
-			out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(nAlts))
+			rec.flags |= flagAltNames
+			out.altIndex = appendAltIndex(out.altIndex, uint32(len(dst.records)/recordSize), uint32(nAlts))
 		}
-		n := uint32(le16(r, rSlugLen)) + uint32(le16(r, rNameLen))
+		n := uint32(rec.slugLen) + uint32(rec.nameLen)
 		for a := first; a < end; a++ {
 			n += uint32(alts[a].nameLen)
 			out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
 			nAlts++
 		}
-		binary.LittleEndian.PutUint32(nr[rSlugOff:], uint32(len(dst.blob)))
-		binary.LittleEndian.PutUint32(nr[rRank:], flags)
+		off := rec.slugOff
+		rec.slugOff = uint32(len(dst.blob))
+		rec.put(nr[:])
 		dst.records = append(dst.records, nr[:]...)
-		off := le32(r, rSlugOff)
 		dst.blob = append(dst.blob, src.blob[off:off+n]...)
 	}
-	out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, math.MaxUint32)
-	out.altIndex = binary.LittleEndian.AppendUint32(out.altIndex, uint32(nAlts))
+	out.altIndex = appendAltIndex(out.altIndex, math.MaxUint32, uint32(nAlts))
 	if uint64(len(dst.blob)) > math.MaxUint32 {
 		return nil, fmt.Errorf("dataset too large: %d bytes of names", len(dst.blob))
 	}
@@ -206,7 +196,7 @@ func sortCities(s *snapshot) []uint32 {
 		}
 		clear(seen)
 		for _, i := range perm[k:run] {
-			a := le32(s.rec(i), rArea)
+			a := s.rec(i).area()
 			if _, dup := seen[a]; dup {
 				continue
 			}

@@ -50,7 +50,7 @@ func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) 
 			if slug[j] != '-' || slices.ContainsFunc(altSlugs, func(a []byte) bool { return bytes.Equal(a, slug[j+1:]) }) {
 				continue
 			}
-			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: le32(s.rec(i), rPop), off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
+			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: s.rec(i).pop(), off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
 			maxOff = max(maxOff, j+1)
 		}
 		if len(keys)-first > 1 { // a query must keep one of them
@@ -84,11 +84,7 @@ func (w *wordTable) assignRanks() {
 func (w *wordTable) encode() []byte {
 	out := make([]byte, 0, len(w.keys)*wordKeySize)
 	for _, k := range w.keys {
-		v := uint64(k.rank)<<w.shape.rankShift() | uint64(k.rec)<<w.shape.recShift() | uint64(k.off)<<w.shape.offShift()
-		if k.multi {
-			v |= 1
-		}
-		out = binary.LittleEndian.AppendUint64(out, v)
+		out = binary.LittleEndian.AppendUint64(out, w.shape.pack(k.rank, k.rec, k.off, k.multi))
 	}
 	return out
 }
@@ -100,7 +96,7 @@ func (w *wordTable) order(k uint32) uint64 { return uint64(w.keys[k].rank) }
 func (w *wordTable) city(k uint32) uint32  { return w.keys[k].rec }
 func (w *wordTable) multi(k uint32) bool   { return w.keys[k].multi }
 func (w *wordTable) slugOff(k uint32) uint32 {
-	return le32(w.s.rec(w.keys[k].rec), rSlugOff) + uint32(w.keys[k].off)
+	return w.s.rec(w.keys[k].rec).slugOff() + uint32(w.keys[k].off)
 }
 func (w *wordTable) byteAt(k uint32, d int) byte {
 	if d < 8 {

@@ -30,11 +30,12 @@ func (s *built) write(w io.WriteSeeker, b build) error {
 	blob := s.blob
 	areaRefs := make([]byte, 0, len(s.areas)*areaSize)
 	for _, a := range s.areas {
-		for _, f := range [4]string{a.country, a.code, a.subcountry, a.region} {
-			areaRefs = binary.LittleEndian.AppendUint32(areaRefs, uint32(len(blob)))
-			areaRefs = binary.LittleEndian.AppendUint32(areaRefs, uint32(len(f)))
+		var refs [4]blobRef
+		for j, f := range [4]string{a.country, a.code, a.subcountry, a.region} {
+			refs[j] = blobRef{off: uint32(len(blob)), len: uint32(len(f))}
 			blob = append(blob, f...)
 		}
+		areaRefs = appendArea(areaRefs, refs)
 	}
 	sourceOff := len(blob)
 	blob = append(blob, b.source.Name...)
@@ -44,37 +45,29 @@ func (s *built) write(w io.WriteSeeker, b build) error {
 	heavyRefs, lists := heavySections(s.heavy)
 	wordHeavyRefs, wordLists := heavySections(s.wordHeavy)
 
-	var hdr [headerSize]byte
-	copy(hdr[:], magic)
-	put32 := func(off int, v uint32) { binary.LittleEndian.PutUint32(hdr[off:], v) }
-	put64 := func(off int, v uint64) { binary.LittleEndian.PutUint64(hdr[off:], v) }
-	put32(hVersion, version)
-	put32(hListCap, uint32(b.listCap))
-	put32(hRecords, uint32(s.count))
-	put32(hCities, uint32(s.cities))
-	put32(hAreas, uint32(len(s.areas)))
-	put32(hScanLimit, uint32(b.scanLimit))
-	put32(hHeavy, uint32(len(s.heavy)))
-	put32(hWordHeavy, uint32(len(s.wordHeavy)))
-	put32(hWords, uint32(s.snapshot.words.n))
-	hdr[hWordShape], hdr[hWordShape+1] = byte(s.snapshot.words.shape.recBits), byte(s.snapshot.words.shape.offBits)
-	put32(hAltCities, uint32(len(s.altIndex)/8-1))
-	put32(hAlts, uint32(len(s.altLens)/2))
-	put64(hImported, uint64(time.Now().UnixNano()))
-	put64(hSourceSize, uint64(max(b.source.Size, 0)))
-	put32(hSourceOff, uint32(sourceOff))
-	put32(hSourceLen, uint32(len(b.source.Name)))
+	h := header{
+		listCap: uint32(b.listCap), scanLimit: uint32(b.scanLimit),
+		records: uint32(s.count), cities: uint32(s.cities), areas: uint32(len(s.areas)),
+		heavy: uint32(len(s.heavy)), wordHeavy: uint32(len(s.wordHeavy)),
+		words: uint32(s.snapshot.words.n), wordShape: s.snapshot.words.shape,
+		altCities: uint32(len(s.altIndex)/altIndexSize - 1), alts: uint32(len(s.altLens) / 2),
+		source:     blobRef{off: uint32(sourceOff), len: uint32(len(b.source.Name))},
+		sourceSize: uint64(max(b.source.Size, 0)),
+		imported:   time.Now().UnixNano(),
+	}
 	var secs [numSections][]byte
 	secs[secRecords], secs[secAreas], secs[secHeavy], secs[secLists] = s.records, areaRefs, heavyRefs, lists
 	secs[secTrie], secs[secWords], secs[secWordHeavy], secs[secWordLists] = s.trie, s.wordSec, wordHeavyRefs, wordLists
 	secs[secAltIndex], secs[secAltLens], secs[secBlob] = s.altIndex, s.altLens, blob
 	off := uint64(headerSize)
 	for i, sec := range secs {
-		put64(hSections+16*i, off)
-		put64(hSections+16*i+8, uint64(len(sec)))
+		h.sections[i] = section{off: off, len: uint64(len(sec))}
 		off += uint64(len(sec))
 	}
 
+	// The header goes first with no checksum, then again with it.
+	var hdr [headerSize]byte
+	h.put(hdr[:])
 	if _, err := w.Write(hdr[:]); err != nil {
 		return err
 	}
@@ -88,7 +81,8 @@ func (s *built) write(w io.WriteSeeker, b build) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	put32(hCRC, crc.Sum32())
+	h.crc = crc.Sum32()
+	h.put(hdr[:])
 	if _, err := w.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -100,9 +94,11 @@ func (s *built) write(w io.WriteSeeker, b build) error {
 func heavySections(heavy []heavyBuild) (refs, lists []byte) {
 	refs = make([]byte, 0, len(heavy)*heavySize)
 	for _, h := range heavy {
-		for _, v := range [...]uint32{h.prefixOff, h.prefixLen, h.exactLo, h.exactHi, uint32(len(lists) / 4), uint32(len(h.list))} {
-			refs = binary.LittleEndian.AppendUint32(refs, v)
-		}
+		refs = appendHeavyRef(refs, heavyRef{
+			prefix:  blobRef{off: h.prefixOff, len: h.prefixLen},
+			exactLo: h.exactLo, exactHi: h.exactHi,
+			listOff: uint32(len(lists) / 4), listLen: uint32(len(h.list)),
+		})
 		for _, i := range h.list {
 			lists = binary.LittleEndian.AppendUint32(lists, i)
 		}
