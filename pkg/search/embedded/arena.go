@@ -94,6 +94,12 @@ func (b *builder) add(c *search.City) error {
 	return nil
 }
 
+// asRead returns the cities added as a snapshot of their records in
+// reading order, which build sorts, and empties b's buffers.
+func (b *builder) asRead() *snapshot {
+	return &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
+}
+
 // hasAltKey reports whether one of alts is a key with this slug.
 func (b *builder) hasAltKey(alts []altBuild, slug string) bool {
 	for _, a := range alts {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,4 +102,37 @@ func readGeoNames(tb testing.TB, path string) []search.City {
 		tb.Fatal(err)
 	}
 	return cities
+}
+
+// The build keeps, of a real dataset's cities, exactly those that
+// search.Collect keeps, in the same order: one most-populous-wins rule
+// (search.KeepFirst after the order of search.Compare), whether a store
+// sorts City values or records.
+func TestBuildKeepsWhatCollectKeeps(t *testing.T) {
+	cities := readGeoNames(t, shareddata.Path(t, "geonames-cities1000.txt.gz"))
+	want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: slices.Clone(cities)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := len(cities) - len(want)
+	if dropped == 0 {
+		t.Fatal("no city of the dataset is a duplicate: the test shows nothing")
+	}
+	b := newBuilder()
+	for i := range cities {
+		if err := b.add(&cities[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := b.asRead()
+	got := sortCities(src)
+	t.Logf("%d cities, %d duplicates dropped", len(cities), dropped)
+	if len(got) != len(want) {
+		t.Fatalf("the build keeps %d cities, search.Collect %d", len(got), len(want))
+	}
+	for i, rec := range got {
+		if id, slug := src.rec(rec).id(), string(src.slug(rec)); id != want[i].ID || slug != want[i].Slug {
+			t.Fatalf("city %d: the build keeps %d (%s), search.Collect %d (%s)", i, id, slug, want[i].ID, want[i].Slug)
+		}
+	}
 }

@@ -119,9 +119,9 @@ func rankKeys(n int, weight func(uint32) int64, alt func(uint32) bool, slugLen f
 
 // heavyBuild is a heavy prefix found while building.
 type heavyBuild struct {
-	prefixOff, prefixLen uint32
-	exactLo, exactHi     uint32
-	list                 []uint32
+	prefix           blobRef // a prefix of the slug of key exactLo
+	exactLo, exactHi uint32
+	list             []uint32
 }
 
 // precompute finds every prefix whose range in x holds more than scanLimit
@@ -215,7 +215,7 @@ func (p *prefixWalker) walk(lo, hi, depth int) []uint32 {
 	}
 	if x.byteAt(uint32(lo), depth-1) != '-' {
 		p.heavy = append(p.heavy, heavyBuild{
-			prefixOff: x.slugOff(uint32(lo)), prefixLen: uint32(depth),
+			prefix:  blobRef{off: x.slugOff(uint32(lo)), len: uint32(depth)},
 			exactLo: uint32(lo), exactHi: uint32(exactHi), list: best,
 		})
 	}

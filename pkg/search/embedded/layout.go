@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
 // built is a snapshot built in memory, with what goes into its file
@@ -27,7 +29,7 @@ type built struct {
 // names, and lays records and strings out again in slug order, so that
 // neighbours in a prefix range are neighbours in memory.
 func (b *builder) build(ctx context.Context) (*built, error) {
-	src := &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
+	src := b.asRead()
 	alts, altFirst := b.alts, b.altFirst // altFirst[i]: city i's first alternate name as read
 	b.alts, b.altFirst = nil, nil
 	cities := sortCities(src)
@@ -157,53 +159,34 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 
 // compareBuilt orders two keys of one slug, of the cities whose records
 // are a and b (main name or alternate name as aAlt and bAlt say), as
-// search.CompareKeys does for a whole-name match of that slug: by weight,
-// main name first, then by city.
+// search.CompareFound orders two whole-name matches of that slug:
+// search.CompareKeys (population, then main name first), then the cities.
 func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
-	wa, wb := weight(s.pop(a), aAlt, true), weight(s.pop(b), bAlt, true)
-	switch {
-	case wa > wb:
-		return -1
-	case wa < wb:
-		return 1
-	case aAlt != bAlt:
-		if bAlt {
-			return -1
-		}
-		return 1
+	// Both keys are the whole query: which slug that is does not matter to
+	// the order, so the empty one stands for it.
+	if c := search.CompareKeys("", wholeKey(aAlt), s.pop(a), "", wholeKey(bAlt), s.pop(b)); c != 0 {
+		return c
 	}
 	return s.compareCities(a, b)
 }
 
+// wholeKey is the key of a whole-name match of the empty prefix (see
+// compareBuilt) through a main or an alternate name.
+func wholeKey(alt bool) search.NameKey {
+	if alt {
+		return search.NameKey{Alt: 1}
+	}
+	return search.NameKey{}
+}
+
 // sortCities returns the records of s (cities as read) ordered by slug,
 // ties by population then by city, then as read, less duplicates: of the
-// cities with the same slug and area, the first.
+// cities with the same slug and area, the first (see search.KeepFirst; an
+// area stands for the rest of a search.Key).
 func sortCities(s *snapshot) []uint32 {
 	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, func(a, b uint32) int {
 		return compareBuilt(s, a, false, b, false)
 	})
-	out := perm[:0]
-	seen := make(map[uint32]struct{})
-	for k := 0; k < len(perm); {
-		run := k + 1
-		for run < len(perm) && bytes.Equal(s.slug(perm[run]), s.slug(perm[k])) {
-			run++
-		}
-		if run-k == 1 {
-			out = append(out, perm[k])
-			k = run
-			continue
-		}
-		clear(seen)
-		for _, i := range perm[k:run] {
-			a := s.rec(i).area()
-			if _, dup := seen[a]; dup {
-				continue
-			}
-			seen[a] = struct{}{}
-			out = append(out, i)
-		}
-		k = run
-	}
-	return out
+	return search.KeepFirst(perm, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
+		func(i *uint32) uint32 { return s.rec(*i).area() })
 }

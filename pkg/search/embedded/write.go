@@ -95,7 +95,7 @@ func heavySections(heavy []heavyBuild) (refs, lists []byte) {
 	refs = make([]byte, 0, len(heavy)*heavySize)
 	for _, h := range heavy {
 		refs = appendHeavyRef(refs, heavyRef{
-			prefix:  blobRef{off: h.prefixOff, len: h.prefixLen},
+			prefix:  h.prefix,
 			exactLo: h.exactLo, exactHi: h.exactHi,
 			listOff: uint32(len(lists) / 4), listLen: uint32(len(h.list)),
 		})
