@@ -72,31 +72,48 @@ func SortBySlug(cities []City) {
 
 // Dedupe drops every city whose Key equals that of an earlier city in the
 // same slug run; cities must be sorted by SortBySlug, so the first of each
-// Key is the most populous.
+// Key is the most populous (see KeepFirst).
 func Dedupe(cities []City) []City {
-	out := cities[:0]
-	seen := make(map[Key]struct{})
-	for i := 0; i < len(cities); {
+	out := KeepFirst(cities, func(a, b *City) bool { return a.Slug == b.Slug }, (*City).Key)
+	clear(cities[len(out):])
+	return out[:len(out):len(out)]
+}
+
+// KeepFirst is the rule by which every store keeps one of the cities with
+// the same Key, the most populous: of items sorted by slug, and within a
+// slug in rank order (SortBySlug's order: population first, see Compare),
+// it keeps the first of each key in each run of one slug, in place, and
+// returns them. sameSlug reports whether two items have the same slug;
+// key is an item's Key, or any value that is equal for two items of one
+// slug exactly when their Keys are. Stores that sort their own
+// representation of cities (the embedded store sorts record numbers) call
+// it with theirs.
+func KeepFirst[T any, K comparable](sorted []T, sameSlug func(a, b *T) bool, key func(*T) K) []T {
+	out := sorted[:0]
+	var seen map[K]struct{}
+	for i := 0; i < len(sorted); {
 		j := i + 1
-		for j < len(cities) && cities[j].Slug == cities[i].Slug {
+		for j < len(sorted) && sameSlug(&sorted[j], &sorted[i]) {
 			j++
 		}
 		if j-i == 1 {
-			out = append(out, cities[i])
+			out = append(out, sorted[i])
 			i = j
 			continue
 		}
+		if seen == nil {
+			seen = make(map[K]struct{})
+		}
 		clear(seen)
-		for _, c := range cities[i:j] {
-			k := c.Key()
-			if _, dup := seen[k]; dup {
+		for k := i; k < j; k++ {
+			id := key(&sorted[k])
+			if _, dup := seen[id]; dup {
 				continue
 			}
-			seen[k] = struct{}{}
-			out = append(out, c)
+			seen[id] = struct{}{}
+			out = append(out, sorted[k])
 		}
 		i = j
 	}
-	clear(cities[len(out):])
-	return out[:len(out):len(out)]
+	return out
 }

@@ -31,7 +31,7 @@ func (x *index) wordKey(k uint32) uint64 { return le64(x.keys, int(k)*wordKeySiz
 // word in the city's slug.
 func (x *index) wordRec(k uint32) (rec, off uint32) {
 	w := x.wordKey(k)
-	return uint32(w >> x.shape.recShift() & (1<<x.shape.recBits - 1)), uint32(w >> x.shape.offShift() & (1<<x.shape.offBits - 1))
+	return x.shape.rec(w), x.shape.off(w)
 }
 
 // slug returns the slug of key k; the bytes alias the snapshot.
@@ -88,7 +88,7 @@ func (x *index) multi(k uint32) bool {
 	if x.words {
 		return x.wordKey(k)&1 != 0
 	}
-	return le32(x.s.rec(k), rRank)&flagMulti != 0
+	return x.s.rec(k).multi()
 }
 
 // pop returns the population of key k's city.
@@ -122,10 +122,10 @@ func (x *index) compare(prefix string, i, j uint32) int {
 		// prefix when it is as long.
 		s := x.s
 		ri, rj := s.rec(i), s.rec(j)
-		li, lj := int(le16(ri, rSlugLen)), int(le16(rj, rSlugLen))
-		ai, aj := le32(ri, rRank)&flagAlt != 0, le32(rj, rRank)&flagAlt != 0
-		wi := weight(int64(le32(ri, rPop)), ai, li == len(prefix))
-		wj := weight(int64(le32(rj, rPop)), aj, lj == len(prefix))
+		li, lj := int(ri.slugLen()), int(rj.slugLen())
+		ai, aj := ri.isAlt(), rj.isAlt()
+		wi := weight(int64(ri.pop()), ai, li == len(prefix))
+		wj := weight(int64(rj.pop()), aj, lj == len(prefix))
 		switch {
 		case wi > wj:
 			return -1
@@ -192,7 +192,7 @@ func (x *index) accepts(k uint32, f *filter) bool {
 		k, _ = x.wordRec(k)
 	}
 	r := x.s.rec(k) // an alternate name's record has its city's area
-	a := &x.s.areas[le32(r, rArea)]
+	a := &x.s.areas[r.area()]
 	if len(f.countries) > 0 && !containsString(f.countries, a.code) {
 		return false
 	}
@@ -200,11 +200,10 @@ func (x *index) accepts(k uint32, f *filter) bool {
 		return false
 	}
 	if f.box != nil {
-		if le32(r, rRank)&flagAlt != 0 {
-			r = x.s.rec(le32(r, rID))
+		if r.isAlt() {
+			r = x.s.rec(r.cityRec())
 		}
-		lat := int32(le32(r, rLat))
-		if lat == noLocation || !f.box.Contains(float64(lat)/degreeScale, float64(int32(le32(r, rLon)))/degreeScale) {
+		if lat, lon, ok := r.location(); !ok || !f.box.Contains(lat, lon) {
 			return false
 		}
 	}
@@ -382,103 +381,4 @@ func (x *index) merge(prefix string, f *filter, exact, exactHi uint32, others []
 		dst = append(dst, k)
 	}
 	return dst
-}
-
-// grams locates the keys of an index that start with a 3- or 4-byte
-// string: a binary search then looks at a short range only.
-type grams struct {
-	// starts3[code(t)] is the first key whose slug is not less than the
-	// 3-byte string t, in code order (see gramCode), then the key count:
-	// the keys that start with t are starts3[code(t)]:starts3[code(t)+1].
-	starts3 []uint32
-	// chunk[code(t)] is 1 + the chunk of starts4 that splits t's range
-	// by the fourth byte, for the 3-byte strings with more than denseGram
-	// keys; 0 for the others, whose ranges are short already.
-	chunk   []uint32
-	starts4 []uint32 // trigramSymbols+1 starts per chunk
-}
-
-// denseGram is the longest range of a 3-byte string that a query
-// binary-searches without splitting it by the next byte. The full table of
-// 4-byte strings would take 7.5 MB per index, nearly all of it for empty
-// ranges; the 3-byte strings with more keys than this are about 6,000 in
-// the large dataset, so their chunks take less than 1 MB per index.
-const denseGram = 4
-
-// span returns the range of keys that share p's first k bytes: three, or
-// four when that range is long; k is 0 when p is not folded. The range
-// may end with keys shorter than k that follow them ("abd" after "abcz").
-func (g *grams) span(p []byte) (from, to, k int) {
-	code, ok := gramCode(p, 3)
-	if !ok {
-		return 0, 0, 0
-	}
-	if len(p) > 3 {
-		if ch := g.chunk[code]; ch != 0 {
-			sym, ok := trigramSymbol(p[3])
-			if !ok {
-				return 0, 0, 0
-			}
-			c := g.starts4[int(ch-1)*(trigramSymbols+1)+sym:]
-			return int(c[0]), int(c[1]), 4
-		}
-	}
-	return int(g.starts3[code]), int(g.starts3[code+1]), 3
-}
-
-// buildGrams computes x's gram tables: one pass over its keys for 3-byte
-// strings, and one more for the 4-byte strings of the long ranges.
-func buildGrams(x *index) grams {
-	const n3 = trigramSymbols * trigramSymbols * trigramSymbols
-	g := grams{starts3: gramStarts(x, 3, n3, func(code int, v uint32, starts []uint32) { starts[code] = v })}
-	g.chunk = make([]uint32, n3)
-	chunks := 0
-	for c := range n3 {
-		if g.starts3[c+1]-g.starts3[c] > denseGram {
-			chunks++
-			g.chunk[c] = uint32(chunks)
-		}
-	}
-	if chunks == 0 {
-		return g
-	}
-	const width = trigramSymbols + 1
-	g.starts4 = make([]uint32, chunks*width)
-	// Chunk c holds the starts of t+b for each byte b, then of the
-	// string after t+'z', which is the next 3-byte string plus '-'.
-	gramStarts(x, 4, n3*trigramSymbols, func(code int, v uint32, _ []uint32) {
-		c3, sym := code/trigramSymbols, code%trigramSymbols
-		if c3 < n3 && g.chunk[c3] != 0 {
-			g.starts4[int(g.chunk[c3]-1)*width+sym] = v
-		}
-		if sym == 0 && c3 > 0 && g.chunk[c3-1] != 0 {
-			g.starts4[int(g.chunk[c3-1]-1)*width+trigramSymbols] = v
-		}
-	})
-	return g
-}
-
-// gramStarts calls set, for every k-byte string t of the slug alphabet in
-// code order (n of them) and then for n itself, with the first key of x
-// whose slug is not less than t, or the key count. With k = 3 it also
-// returns the table set filled, of n+1 entries.
-func gramStarts(x *index, k, n int, set func(code int, v uint32, starts []uint32)) []uint32 {
-	var starts []uint32
-	if k == 3 {
-		starts = make([]uint32, n+1)
-	}
-	next := 0 // the first code whose start is not known yet
-	for i := 0; i < x.n; i++ {
-		// A slug is not less than a k-gram t exactly when its floor, the
-		// greatest k-gram not above it, is not less than t. Floors grow
-		// with the slugs.
-		floor := gramFloor(x.slug(uint32(i)), k)
-		for ; next <= floor; next++ {
-			set(next, uint32(i), starts)
-		}
-	}
-	for ; next <= n; next++ {
-		set(next, uint32(x.n), starts)
-	}
-	return starts
 }

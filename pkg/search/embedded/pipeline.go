@@ -1,0 +1,144 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// readInto reads r into b. Reading (parsing, decoding, folding) runs on its
+// own goroutine, handing batches of cities over, so that it and the copying
+// into b use two cores.
+func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error) {
+	const batchSize = 4096
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	full := make(chan []search.City, 4)
+	free := make(chan []search.City, 5)
+	for range cap(free) {
+		free <- make([]search.City, 0, batchSize)
+	}
+	var n int
+	var readErr error
+	go func() {
+		defer close(full)
+		batch := <-free
+		n, readErr = search.Each(ctx, r, func(c *search.City) error {
+			batch = append(batch, *c)
+			if len(batch) < batchSize {
+				return nil
+			}
+			select {
+			case full <- batch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case batch = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
+		})
+		if readErr == nil && len(batch) > 0 {
+			full <- batch
+		}
+	}()
+	var addErr error
+	for batch := range full {
+		for i := range batch {
+			if addErr == nil {
+				addErr = b.add(&batch[i])
+			}
+		}
+		if addErr != nil {
+			cancel() // stop the reader; drain until it closes full
+		}
+		clear(batch)
+		free <- batch[:0]
+	}
+	if addErr != nil {
+		return n, addErr
+	}
+	return n, readErr
+}
+
+// buildFile reads r into a snapshot file at path (which must not exist).
+func buildFile(ctx context.Context, r search.CityReader, path string, b build, log *slog.Logger) (search.LoadStats, error) {
+	start := time.Now()
+	lap := func() time.Duration {
+		now := time.Now()
+		d := now.Sub(start)
+		start = now
+		return d
+	}
+	bld := newBuilder()
+	n, err := readInto(ctx, r, bld)
+	read := lap()
+	stats := search.LoadStats{Read: n}
+	if err != nil {
+		return stats, err
+	}
+	b.enter(search.PhaseSorting)
+	s, err := bld.build(ctx)
+	if err != nil {
+		return stats, err
+	}
+	stats.Stored = s.cities
+	bld = nil // let the unsorted copy go before the lists are built
+	sorted := lap()
+	b.enter(search.PhaseIndexing)
+	s.index(b.scanLimit, b.listCap)
+	ranked := lap()
+	if err := ctx.Err(); err != nil {
+		return stats, err
+	}
+	b.enter(search.PhaseWriting)
+	f, err := createFile(path)
+	if err != nil {
+		return stats, err
+	}
+	if err := s.write(f, b); err != nil {
+		f.Close()
+		return stats, fileError("write", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return stats, fileError("sync", path, err)
+	}
+	log.Debug("snapshot built", "cities", s.cities, "name_keys", s.count, "word_keys", s.snapshot.words.n,
+		"alternate_names", s.alts, "alternate_name_keys", s.altNameKeys, "heavy_prefixes", len(s.heavy)+len(s.wordHeavy),
+		"read", read, "sort", sorted, "index", ranked, "write", lap())
+	return stats, f.Close()
+}
+
+// snapshotFile is what buildFile writes a snapshot to: an *os.File, or in
+// tests a file that fails as a full disk does.
+type snapshotFile interface {
+	io.WriteSeeker
+	Sync() error
+	Close() error
+}
+
+// createFile creates the new snapshot file at path, which must not exist.
+var createFile = func(path string) (snapshotFile, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+}
+
+// fileError names op and path in err, unless err is the file's own error
+// (an *fs.PathError), which names them already: "write PATH: no space left
+// on device", not "write PATH: write PATH: …".
+func fileError(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
+}

@@ -1,0 +1,177 @@
+package embedded
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// area is one interned (country, code, subcountry, region) combination.
+type area struct {
+	country, code, subcountry, region string
+	// subSlug and regionSlug are subcountry and region folded, for the
+	// region filter; set when a snapshot is read.
+	subSlug, regionSlug string
+}
+
+// heavyEntry locates a heavy prefix's exact matches and precomputed list.
+type heavyEntry struct {
+	exactLo, exactHi uint32
+	list             []byte // uint32 key indexes
+}
+
+// snapshot is an open snapshot file, held in memory.
+type snapshot struct {
+	data    []byte
+	records []byte
+	blob    []byte
+	areas   []area
+	// names and words are the two indexes (see index).
+	names, words index
+	kids         []uint64 // see shortChildren
+	trie         *trie
+	count        int // records
+	cities       int
+	// altNames holds every alternate name, city by city, aliasing the
+	// blob; altAt gives a city's as first<<32 | count.
+	altNames  []string
+	altAt     map[uint32]uint64
+	listCap   int
+	scanLimit int
+	imported  time.Time
+	source    search.Source
+}
+
+// stats describes the dataset the snapshot holds.
+func (s *snapshot) stats() search.DatasetStats {
+	return search.DatasetStats{Cities: s.cities, Imported: s.imported, Source: s.source}
+}
+
+// rec returns record i, in place.
+func (s *snapshot) rec(i uint32) recordView {
+	return recordView(s.records[int(i)*recordSize : int(i)*recordSize+recordSize])
+}
+
+// slug returns the slug of record i; the bytes alias the snapshot.
+func (s *snapshot) slug(i uint32) []byte {
+	r := s.rec(i)
+	off := r.slugOff()
+	return s.blob[off : off+r.slugLen()]
+}
+
+// slugLen returns the length of record i's slug, read from the record.
+func (s *snapshot) slugLen(i uint32) int { return int(s.rec(i).slugLen()) }
+
+// keySlug returns the slug of record k: the keys of whole names are the
+// records, sorted by slug; the typo trie is built over them.
+func (s *snapshot) keySlug(k uint32) []byte { return s.slug(k) }
+
+// name returns the name of the city whose record is i.
+func (s *snapshot) name(i uint32) []byte {
+	r := s.rec(i)
+	off := r.slugOff() + r.slugLen()
+	return s.blob[off : off+r.nameLen()]
+}
+
+func (s *snapshot) pop(i uint32) int64 { return int64(s.rec(i).pop()) }
+
+// rank is record i's position in the base order of the names index: the
+// order of search.CompareKeys among records none of which is a whole-name
+// match. Two such records rank the same way for every query prefix, so one
+// integer comparison orders them.
+func (s *snapshot) rank(i uint32) uint32 { return s.rec(i).rank() }
+
+// isAlt reports whether record i is the key of an alternate name.
+func (s *snapshot) isAlt(i uint32) bool { return s.rec(i).isAlt() }
+
+// city returns the record of the city that record i is a key of.
+func (s *snapshot) city(i uint32) uint32 {
+	if r := s.rec(i); r.isAlt() {
+		return r.cityRec()
+	}
+	return i
+}
+
+// aliasString views b as a string without copying. The snapshot's data is
+// never written after it is read, so the string stays valid.
+func aliasString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// compareCities follows search.CompareFound's tail for the cities whose
+// records are i and j: name, country, subcountry, region, id.
+func (s *snapshot) compareCities(i, j uint32) int {
+	if c := strings.Compare(aliasString(s.name(i)), aliasString(s.name(j))); c != 0 {
+		return c
+	}
+	ri, rj := s.rec(i), s.rec(j)
+	if c := compareArea(&s.areas[ri.area()], &s.areas[rj.area()]); c != 0 {
+		return c
+	}
+	idi, idj := ri.id(), rj.id()
+	switch {
+	case idi < idj:
+		return -1
+	case idi > idj:
+		return 1
+	}
+	return 0
+}
+
+// compareArea follows search.Compare's field order: country, subcountry, region.
+func compareArea(a, b *area) int {
+	if c := strings.Compare(a.country, b.country); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.subcountry, b.subcountry); c != 0 {
+		return c
+	}
+	return strings.Compare(a.region, b.region)
+}
+
+// appendFound appends to dst the found city of each of the answer's keys
+// (see answer). Their strings point into the snapshot's data, which stays
+// alive as long as they do.
+func (s *snapshot) appendFound(dst []search.Found, keys []uint32) []search.Found {
+	dst = slices.Grow(dst, len(keys))
+	for _, k := range keys {
+		dst = dst[:len(dst)+1]
+		f := &dst[len(dst)-1]
+		var c uint32
+		if k&wordAnswer != 0 {
+			rec, off := s.words.wordRec(k &^ wordAnswer)
+			c = rec
+			s.fillCity(&f.City, c)
+			f.Key = search.NameKey{Slug: f.Slug[off:], Offset: int(off)}
+			continue
+		}
+		c = s.city(k)
+		s.fillCity(&f.City, c)
+		f.Key = search.NameKey{Slug: f.Slug}
+		if c != k {
+			f.Key = search.NameKey{Slug: aliasString(s.slug(k)), Alt: int(s.rec(k).altName())}
+		}
+	}
+	return dst
+}
+
+// fillCity writes the city of record c into f, field by field: the City
+// is written where it lives, not built beside it and copied.
+func (s *snapshot) fillCity(f *search.City, c uint32) {
+	r := s.rec(c)
+	a := &s.areas[r.area()]
+	f.ID = r.id()
+	f.Slug = aliasString(s.slug(c))
+	f.Name = aliasString(s.name(c))
+	f.Country, f.CountryCode, f.Subcountry, f.Region = a.country, a.code, a.subcountry, a.region
+	f.Population = int64(r.pop())
+	f.Lat, f.Lon, f.HasLocation = r.location()
+	f.AltNames = nil
+	if r.hasAltNames() {
+		at := s.altAt[c]
+		first, n := at>>32, at&math.MaxUint32
+		f.AltNames = s.altNames[first : first+n : first+n]
+	}
+}
