@@ -88,7 +88,8 @@ func loadConfig(flags *pflag.FlagSet) (*config, error) {
 	}
 	l := &loader{flags: flags, file: file, origins: make(map[*setting]origin)}
 	errs := file.unknownKeys()
-	values := make(map[string]any)
+	values := make(map[string]any) // of every key
+
 	for _, s := range settings {
 		if s.key == "" {
 			continue
@@ -98,33 +99,47 @@ func loadConfig(flags *pflag.FlagSet) (*config, error) {
 			errs = append(errs, err)
 			continue
 		}
-		section, key, nested := strings.Cut(s.key, ".")
-		if !nested {
-			values[s.key] = v
-			continue
-		}
-		m, _ := values[section].(map[string]any)
-		if m == nil {
-			m = make(map[string]any)
-			values[section] = m
-		}
-		m[key] = v
+		putSetting(values, s.key, v)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	cfg, err := decodeSettings(values)
+	if err != nil {
+		return nil, err
+	}
+	if errs := cfg.validate(); len(errs) > 0 {
+		return nil, l.name(errs)
+	}
+	return cfg, nil
+}
+
+// putSetting puts v into values at key, nested as in the config file.
+func putSetting(values map[string]any, key string, v any) {
+	section, name, nested := strings.Cut(key, ".")
+	if !nested {
+		values[key] = v
+		return
+	}
+	m, _ := values[section].(map[string]any)
+	if m == nil {
+		m = make(map[string]any)
+		values[section] = m
+	}
+	m[name] = v
+}
+
+// decodeSettings makes a config of values, which hold a value of its
+// field's type for every key of the table: a failure is a table that does
+// not match config.
+func decodeSettings(values map[string]any) (*config, error) {
 	var cfg config
-	// The values have their fields' types already: a failure here is a
-	// settings table that does not match config.
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg, ErrorUnused: true})
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg, ErrorUnused: true, ErrorUnset: true})
 	if err == nil {
 		err = dec.Decode(values)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("settings table: %w", err)
-	}
-	if errs := cfg.validate(); len(errs) > 0 {
-		return nil, l.name(errs)
 	}
 	return &cfg, nil
 }
@@ -278,6 +293,7 @@ func (f *configFile) unknownKeys() []error {
 			switch {
 			case isMap && isSection(key):
 				walk(key, sub)
+			case m[k] == nil && isSection(key): // every key of it commented out
 			case isSection(key):
 				errs = append(errs, fmt.Errorf("config file %s: %s holds keys such as %s, not a value", f.path, key, firstKeyIn(key)))
 			default:

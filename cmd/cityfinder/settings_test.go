@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
@@ -93,27 +92,11 @@ func TestSettingsTableMatchesConfig(t *testing.T) {
 		if s.doc == "" || s.commands == 0 {
 			t.Errorf("--%s has no doc or no command", s.flag)
 		}
-		if s.key == "" {
-			continue
+		if s.key != "" {
+			putSetting(defaults, s.key, s.def)
 		}
-		section, key, nested := strings.Cut(s.key, ".")
-		if !nested {
-			defaults[s.key] = s.def
-			continue
-		}
-		m, _ := defaults[section].(map[string]any)
-		if m == nil {
-			m = make(map[string]any)
-			defaults[section] = m
-		}
-		m[key] = s.def
 	}
-	var cfg config
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg, ErrorUnused: true, ErrorUnset: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dec.Decode(defaults); err != nil {
+	if _, err := decodeSettings(defaults); err != nil {
 		t.Errorf("the table and config differ: %v", err)
 	}
 }
@@ -336,5 +319,48 @@ func checkNoSecret(t *testing.T, msg, name string) {
 		if strings.Contains(strings.ReplaceAll(msg, name, ""), part) {
 			t.Errorf("message %q shows part of the secret (%q)", msg, part)
 		}
+	}
+}
+
+// The config file may leave a section empty or a key without a value (the
+// default then), give a list as one comma-separated string, and write
+// numbers and bools as YAML does; a section given a value is refused.
+func TestConfigFileShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		check      func(*config) bool
+		wantErr    string // "" for none
+	}{
+		{"an empty section", "limiter:\nserver:\n  addr: 127.0.0.1:1\n", func(c *config) bool { return c.Limiter.Max == 5 }, ""},
+		{"a key without a value", "limiter:\n  redis_url:\n  max: 7\n", func(c *config) bool { return c.Limiter.RedisURL == "" && c.Limiter.Max == 7 }, ""},
+		{"a list as a string", "server:\n  ready_datasets: small, large\n", func(c *config) bool { return equal(c.Server.ReadyDatasets, []string{"small", "large"}) }, ""},
+		{"an empty list", "server:\n  cors_origin: []\n", func(c *config) bool { return len(c.Server.CORSOrigin) == 0 }, ""},
+		{"a YAML bool and number", "import:\n  allow_shrink: true\nlimiter:\n  ipv6_prefix: 56\n", func(c *config) bool { return c.Import.AllowShrink && c.Limiter.IPv6Prefix == 56 }, ""},
+		{"a number without its unit", "limiter:\n  window: 3\n", nil, `invalid limiter.window in FILE "3": use a duration such as 3s, 500ms or 1m30s`},
+		{"a section given a value", "limiter: 5\n", nil, "config file FILE: limiter holds keys such as limiter.window, not a value"},
+		{"a key in the wrong section", "server:\n  window: 3s\n", nil, "config file FILE: unknown key server.window (configs/cityfinder.yaml lists every key)"},
+		{"a list of lists", "limiter:\n  trusted_proxies: [[10.0.0.0/8]]\n", nil,
+			"invalid limiter.trusted_proxies in FILE: use a list of CIDRs or addresses such as 10.0.0.0/8,192.0.2.1, not a list of lists or maps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, "c.yaml", tc.yaml)
+			cmd, _, err := newRootCmd().Find([]string{"serve"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags([]string{"--config", file}); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := loadConfig(cmd.Flags())
+			if want := strings.ReplaceAll(tc.wantErr, "FILE", file); want != "" {
+				if err == nil || err.Error() != want {
+					t.Errorf("error %v\nwant  %s", err, want)
+				}
+				return
+			}
+			if err != nil || !tc.check(cfg) {
+				t.Errorf("loaded %+v, %v", cfg, err)
+			}
+		})
 	}
 }
