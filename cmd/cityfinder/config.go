@@ -265,7 +265,13 @@ func readConfigFile(flags *pflag.FlagSet) (*configFile, error) {
 	v := viper.New()
 	v.SetConfigFile(path)
 	v.SetConfigType("yaml")
-	if err := v.ReadInConfig(); err != nil {
+	err := v.ReadInConfig()
+	var syntax viper.ConfigParseError
+	switch {
+	case errors.As(err, &syntax):
+		// The YAML parser's words say where: "yaml: line 2: …".
+		return nil, fmt.Errorf("config file %s (%s) is not valid YAML: %w", path, name, syntax.Unwrap())
+	case err != nil:
 		return nil, fmt.Errorf("read config file %s (%s): %w", path, name, err)
 	}
 	return &configFile{path: path, v: v}, nil

@@ -339,6 +339,8 @@ func TestConfigFileShapes(t *testing.T) {
 		{"a number without its unit", "limiter:\n  window: 3\n", nil, `invalid limiter.window in FILE "3": use a duration such as 3s, 500ms or 1m30s`},
 		{"a section given a value", "limiter: 5\n", nil, "config file FILE: limiter holds keys such as limiter.window, not a value"},
 		{"a key in the wrong section", "server:\n  window: 3s\n", nil, "config file FILE: unknown key server.window (configs/cityfinder.yaml lists every key)"},
+		{"a tab in the indent", "limiter:\n\tmax: 5\n", nil,
+			"config file FILE (--config) is not valid YAML: yaml: line 2: found character that cannot start any token"},
 		{"a list of lists", "limiter:\n  trusted_proxies: [[10.0.0.0/8]]\n", nil,
 			"invalid limiter.trusted_proxies in FILE: use a list of CIDRs or addresses such as 10.0.0.0/8,192.0.2.1, not a list of lists or maps"},
 	} {
