@@ -62,6 +62,18 @@ func TestMessages(t *testing.T) {
 			"query is too long: use at most 100 characters"},
 		{"limit over the API's", nil, []string{"query", "par", "--limit", "101", "--data-dir", dir},
 			"invalid --limit 101: use a whole number from 1 to 100"},
+		{"a place off the map", nil, []string{"query", "par", "--near", "91,0", "--data-dir", dir},
+			`invalid --near "91,0": use LAT,LON, latitude from -90 to 90 and longitude from -180 to 180`},
+		{"a box upside down", nil, []string{"query", "par", "--bbox", "10,10,0,0", "--data-dir", dir},
+			`invalid --bbox "10,10,0,0": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)`},
+		{"a bias out of range", nil, []string{"query", "par", "--near", "48.85,2.35", "--bias-scale", "2", "--data-dir", dir},
+			"invalid --bias-scale 2: use a number from 0 to 1"},
+		{"an unknown country", nil, []string{"query", "par", "--country", "fr,zz", "--data-dir", dir},
+			`invalid --country: Unknown country "zz": use ISO codes such as cl, or English names`},
+		{"a variable for an import setting", map[string]string{"CITYFINDER_SOURCE": "ftp://example.com/cities500.zip"}, []string{"import", "--dataset", "large"},
+			"invalid CITYFINDER_SOURCE: use cities500, cities1000, cities5000, cities15000, allCountries, or the http(s) URL of a copy of one"},
+		{"a variable that is no bool", map[string]string{"CITYFINDER_ALLOW_SHRINK": "maybe"}, []string{"import"},
+			`invalid CITYFINDER_ALLOW_SHRINK "maybe": use true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
