@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +20,6 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/limiter/redis"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/mongo"
-	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
 // config is every setting of a run, decoded from flags, CITYFINDER_*
@@ -73,61 +75,360 @@ type config struct {
 	} `mapstructure:"download"`
 }
 
-// setting ties a config key to the flag that overrides it. Its environment
-// variable is CITYFINDER_ plus the flag name in upper case with '_' for '-'.
-type setting struct {
-	key, flag string
-	def       any
-	usage     string
+// loadConfig builds the run's configuration: for each setting, the flag
+// if it was set, else its CITYFINDER_* variable if not empty, else its key
+// in the config file, else its default. A fresh viper instance reads the
+// file; each value is parsed here, by its setting's kind, so that every
+// message names the setting the way the user gave it and says what it
+// accepts, never what a Go parser said.
+func loadConfig(flags *pflag.FlagSet) (*config, error) {
+	file, err := readConfigFile(flags)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{flags: flags, file: file, origins: make(map[*setting]origin)}
+	errs := file.unknownKeys()
+	values := make(map[string]any) // of every key
+
+	for _, s := range settings {
+		if s.key == "" {
+			continue
+		}
+		v, err := l.value(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		putSetting(values, s.key, v)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	cfg, err := decodeSettings(values)
+	if err != nil {
+		return nil, err
+	}
+	if errs := cfg.validate(); len(errs) > 0 {
+		return nil, l.name(errs)
+	}
+	return cfg, nil
 }
 
-var (
-	settingConfig   = setting{"", "config", "", "YAML config file (see configs/cityfinder.yaml)"}
-	settingDataDir  = setting{"data_dir", "data-dir", "./data", "directory of the embedded store"}
-	settingLogLevel = setting{"log.level", "log-level", "info", "log level: debug, info, warn or error"}
-	settingDataset  = setting{"dataset", "dataset", string(search.Small), "dataset: small or large"}
-	settingAddr     = setting{"server.addr", "addr", "127.0.0.1:8080", "address to listen on"}
-	settingWindow   = setting{"limiter.window", "window", 3 * time.Second, "rate limit window per client"}
-	settingMax      = setting{"limiter.max", "max", 5, "searches allowed per client in one window"}
-	// The rate limiter's clients and stores (see pkg/limiter).
-	settingTrustedProxies = setting{"limiter.trusted_proxies", "trusted-proxies", []string{}, "CIDRs of reverse proxies whose X-Forwarded-For names the client"}
-	settingTrustAll       = setting{"limiter.trust_all_proxies", "trust-all-proxies", false, "allow --trusted-proxies to hold a network of every address (0.0.0.0/0, ::/0), when no client can reach serve but through the proxies"}
-	settingIPv6Prefix     = setting{"limiter.ipv6_prefix", "ipv6-prefix", limiter.DefaultIPv6Prefix, "IPv6 clients are grouped by this prefix length"}
-	settingMaxClients     = setting{"limiter.max_clients", "max-clients", 0, "most clients the in-process limiter tracks; new ones get 429 beyond it (0: no cap)"}
-	settingRedisURL       = setting{"limiter.redis_url", "redis-url", "", "Redis that replicas share rate limits in (default: in process): " +
-		"redis://[user:password@]host:port/db, redis+cluster://host:port,host:port… for Redis Cluster, " +
-		"redis+sentinel://host:port,host:port…/master/db for Sentinel, rediss… for TLS; percent-encode the password"}
-	settingFailClosed = setting{"limiter.fail_closed", "limiter-fail-closed", false, "answer 503 while the rate limit store is unreachable, instead of serving unlimited"}
+// putSetting puts v into values at key, nested as in the config file.
+func putSetting(values map[string]any, key string, v any) {
+	section, name, nested := strings.Cut(key, ".")
+	if !nested {
+		values[key] = v
+		return
+	}
+	m, _ := values[section].(map[string]any)
+	if m == nil {
+		m = make(map[string]any)
+		values[section] = m
+	}
+	m[name] = v
+}
+
+// decodeSettings makes a config of values, which hold a value of its
+// field's type for every key of the table: a failure is a table that does
+// not match config.
+func decodeSettings(values map[string]any) (*config, error) {
+	var cfg config
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg, ErrorUnused: true, ErrorUnset: true})
+	if err == nil {
+		err = dec.Decode(values)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings table: %w", err)
+	}
+	return &cfg, nil
+}
+
+// origin is where a setting's value came from.
+type origin int
+
+const (
+	fromDefault origin = iota
+	fromFlag
+	fromEnv
+	fromFile
 )
 
-// The HTTP server's limits and operational headers (see pkg/server).
-var (
-	settingReadHeaderTimeout = setting{"server.read_header_timeout", "read-header-timeout", server.DefaultLimits().ReadHeaderTimeout, "longest time to read a request's headers"}
-	settingReadTimeout       = setting{"server.read_timeout", "read-timeout", server.DefaultLimits().ReadTimeout, "longest time to read a whole request"}
-	settingWriteTimeout      = setting{"server.write_timeout", "write-timeout", server.DefaultLimits().WriteTimeout, "longest time from a request's headers to the end of its answer"}
-	settingIdleTimeout       = setting{"server.idle_timeout", "idle-timeout", server.DefaultLimits().IdleTimeout, "longest time a keep-alive connection waits for its next request"}
-	settingMaxHeaderBytes    = setting{"server.max_header_bytes", "max-header-bytes", server.DefaultLimits().MaxHeaderBytes, "largest request line and headers, in bytes; larger get 431"}
-	settingShutdownTimeout   = setting{"server.shutdown_timeout", "shutdown-timeout", server.DefaultShutdownTimeout, "longest wait for requests in flight on SIGINT/SIGTERM"}
-	settingCORSOrigin        = setting{"server.cors_origin", "cors-origin", []string{"*"}, `origins whose pages may read /search ("*": any; empty: none)`}
-	settingCacheMaxAge       = setting{"server.cache_max_age", "cache-max-age", time.Minute, "how long browsers and caches may keep a /search answer (0: no-store)"}
-	settingReadyDatasets     = setting{"server.ready_datasets", "ready-datasets", []string{string(search.Small)}, "datasets /readyz requires (the others only degrade it)"}
-)
+// loader finds each setting's value in the layers of one run.
+type loader struct {
+	flags   *pflag.FlagSet
+	file    *configFile // nil without one
+	origins map[*setting]origin
+}
 
-// The MongoDB store (see pkg/search/mongo): with --mongo-uri, import, query
-// and serve use it instead of the embedded store in --data-dir.
-var (
-	settingMongoURI            = setting{"mongo.uri", "mongo-uri", "", "mongodb://… or mongodb+srv://… URI of a MongoDB to keep the datasets in, instead of --data-dir"}
-	settingMongoDB             = setting{"mongo.db", "mongo-db", mongo.DefaultDatabase, "MongoDB database of the datasets"}
-	settingMongoPoolSize       = setting{"mongo.pool_size", "mongo-pool-size", mongo.DefaultMaxPoolSize, "most connections to each MongoDB server"}
-	settingMongoConnectTimeout = setting{"mongo.connect_timeout", "mongo-connect-timeout", mongo.DefaultConnectTimeout, "longest wait to connect to MongoDB or find a server to use"}
-	settingMongoQueryTimeout   = setting{"mongo.query_timeout", "mongo-query-timeout", mongo.DefaultQueryTimeout, "longest time one search may take in MongoDB"}
-	settingMongoBatchSize      = setting{"mongo.batch_size", "mongo-batch-size", mongo.DefaultBatchSize, "cities per insert when importing into MongoDB"}
-	// mongoSettings are import's MongoDB flags (its reads of the dataset
-	// are queries too).
-	mongoSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize}
-	// mongoSearchSettings are query's and serve's: they never insert.
-	mongoSearchSettings = []setting{settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout}
-)
+// value is s's value in the highest layer that sets it, of s's kind.
+func (l *loader) value(s *setting) (any, error) {
+	if f := l.flags.Lookup(s.flag); f != nil && f.Changed {
+		if fv, ok := settingFlag(f); ok {
+			l.origins[s] = fromFlag
+			return fv.v, nil // parsed by Set
+		}
+	}
+	if text := os.Getenv(s.env); text != "" { // an empty variable is an unset one
+		l.origins[s] = fromEnv
+		return l.parse(s, text)
+	}
+	if l.file != nil && l.file.v.InConfig(s.key) {
+		l.origins[s] = fromFile
+		return l.fromYAML(s, l.file.v.Get(s.key))
+	}
+	return s.def, nil
+}
+
+// parse reads text as a value of s.
+func (l *loader) parse(s *setting, text string) (any, error) {
+	v, ok := s.kind.parse(text)
+	if !ok {
+		return nil, badText(s, l.nameOf(s), text)
+	}
+	return v, nil
+}
+
+// fromYAML reads a value that the YAML file gives s: a scalar as text, a
+// list for a list only. A list or a map is never shown: a secret setting
+// given as one would show its secret.
+func (l *loader) fromYAML(s *setting, raw any) (any, error) {
+	shape := ""
+	switch raw := raw.(type) {
+	case map[string]any:
+		shape = "a map"
+	case []any:
+		if s.kind != listKind {
+			shape = "a list"
+			break
+		}
+		items := make([]string, 0, len(raw))
+		for _, item := range raw {
+			switch item.(type) {
+			case map[string]any, []any:
+				return nil, &settingError{setting: s, name: l.nameOf(s), reason: "use " + s.acceptedForm() + ", not a list of lists or maps"}
+			}
+			items = append(items, fmt.Sprint(item))
+		}
+		return items, nil
+	case string:
+		return l.parse(s, raw)
+	}
+	if shape != "" {
+		return nil, &settingError{setting: s, name: l.nameOf(s), reason: "use " + s.acceptedForm() + ", not " + shape}
+	}
+	return l.parse(s, fmt.Sprint(raw)) // a YAML number or bool, as written
+}
+
+// nameOf is s as the user gave it: "--max", "CITYFINDER_MAX" or
+// "limiter.max in cityfinder.yaml". A default goes by its flag.
+func (l *loader) nameOf(s *setting) string {
+	switch l.origins[s] {
+	case fromEnv:
+		return s.env
+	case fromFile:
+		return s.key + " in " + l.file.path
+	}
+	return "--" + s.flag
+}
+
+// name makes each settingError among errs name its setting as the user
+// gave it: validation knows the setting, not where its value came from.
+func (l *loader) name(errs []error) error {
+	for _, err := range errs {
+		var se *settingError
+		if errors.As(err, &se) && se.name == "" {
+			se.name = l.nameOf(se.setting)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// configFile is the --config file of a run.
+type configFile struct {
+	path string // as given
+	v    *viper.Viper
+}
+
+// readConfigFile reads the file that --config or CITYFINDER_CONFIG names,
+// if any.
+func readConfigFile(flags *pflag.FlagSet) (*configFile, error) {
+	name, path := "--"+settingConfig.flag, ""
+	if f := flags.Lookup(settingConfig.flag); f != nil && f.Changed {
+		path = f.Value.String()
+	} else if path = os.Getenv(settingConfig.env); path != "" {
+		name = settingConfig.env
+	}
+	if path == "" {
+		return nil, nil
+	}
+	v := viper.New()
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	err := v.ReadInConfig()
+	var syntax viper.ConfigParseError
+	switch {
+	case errors.As(err, &syntax):
+		// The YAML parser's words say where: "yaml: line 2: …".
+		return nil, fmt.Errorf("config file %s (%s) is not valid YAML: %w", path, name, syntax.Unwrap())
+	case err != nil:
+		return nil, fmt.Errorf("read config file %s (%s): %w", path, name, err)
+	}
+	return &configFile{path: path, v: v}, nil
+}
+
+// unknownKeys reports each key of the file that is no setting's: a
+// misspelt key is an error, not ignored.
+func (f *configFile) unknownKeys() []error {
+	if f == nil {
+		return nil
+	}
+	var errs []error
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		keys := slices.Sorted(maps.Keys(m))
+		for _, k := range keys {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			if _, ok := settingByKey(key); ok {
+				continue
+			}
+			sub, isMap := m[k].(map[string]any)
+			switch {
+			case isMap && isSection(key):
+				walk(key, sub)
+			case m[k] == nil && isSection(key): // every key of it commented out
+			case isSection(key):
+				errs = append(errs, fmt.Errorf("config file %s: %s holds keys such as %s, not a value", f.path, key, firstKeyIn(key)))
+			default:
+				errs = append(errs, fmt.Errorf("config file %s: unknown key %s (configs/cityfinder.yaml lists every key)", f.path, key))
+			}
+		}
+	}
+	walk("", f.v.AllSettings())
+	return errs
+}
+
+// settingByKey finds the setting of a config key.
+func settingByKey(key string) (*setting, bool) {
+	for _, s := range settings {
+		if s.key == key && key != "" {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// isSection reports whether key is a section of the file, such as limiter.
+func isSection(key string) bool { return firstKeyIn(key) != "" }
+
+// firstKeyIn is the first setting's key in section, or "".
+func firstKeyIn(section string) string {
+	for _, s := range settings {
+		if strings.HasPrefix(s.key, section+".") {
+			return s.key
+		}
+	}
+	return ""
+}
+
+// settingError is a value of a setting that the run cannot use. Its
+// message names the setting the way the user gave it, and shows the value
+// only if the setting holds no secret.
+type settingError struct {
+	setting *setting
+	name    string // "--max", "CITYFINDER_MAX", "limiter.max in c.yaml"; "" until the loader sets it
+	shown   string // the value as the message shows it, or ""
+	reason  string // what is wrong, or what to use instead; "" when cause says it all
+	cause   error
+}
+
+func (e *settingError) Error() string {
+	name := e.name
+	if name == "" {
+		name = "--" + e.setting.flag
+	}
+	if e.reason == "" {
+		return name + ": " + e.cause.Error() // the cause starts with "invalid …"
+	}
+	msg := "invalid " + name
+	if e.shown != "" {
+		msg += " " + e.shown
+	}
+	return msg + ": " + e.reason
+}
+
+func (e *settingError) Unwrap() error { return e.cause }
+
+// badText is text given as name that is no value of s's kind.
+func badText(s *setting, name, text string) error {
+	e := &settingError{setting: s, name: name, reason: "use " + s.acceptedForm()}
+	if !s.secret {
+		e.shown = strconv.Quote(text)
+	}
+	return e
+}
+
+// invalidValue is a value v of s out of what s accepts, for reason.
+func invalidValue(s *setting, v any, reason string) error {
+	e := &settingError{setting: s, reason: reason}
+	if !s.secret {
+		if text, ok := v.(string); ok {
+			e.shown = strconv.Quote(text)
+		} else {
+			e.shown = fmt.Sprint(v)
+		}
+	}
+	return e
+}
+
+// invalidBecause is a value of s that err, which quotes no secret, refuses.
+func invalidBecause(s *setting, err error) error {
+	return &settingError{setting: s, reason: err.Error(), cause: err}
+}
+
+// refusedBy is a value of s that err, which says "invalid …" itself and
+// quotes no secret, refuses.
+func refusedBy(s *setting, err error) error {
+	return &settingError{setting: s, cause: err}
+}
+
+func (c *config) validate() []error {
+	var errs []error
+	if _, err := search.ParseDataset(c.Dataset); err != nil {
+		errs = append(errs, invalidBecause(settingDataset, err))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, invalidBecause(settingDataDir, errors.New("empty")))
+	}
+	if _, _, err := net.SplitHostPort(c.Server.Addr); err != nil {
+		errs = append(errs, invalidValue(settingAddr, c.Server.Addr, "use "+settingAddr.acceptedForm()))
+	}
+	if c.Limiter.Window <= 0 {
+		errs = append(errs, invalidValue(settingWindow, c.Limiter.Window, "must be positive"))
+	}
+	if c.Limiter.Max <= 0 {
+		errs = append(errs, invalidValue(settingMax, c.Limiter.Max, "must be at least 1"))
+	}
+	errs = append(errs, validateLimiterStores(c)...)
+	if _, err := limiter.NewClientIP(nil, c.Limiter.IPv6Prefix); err != nil || c.Limiter.IPv6Prefix == 0 {
+		errs = append(errs, invalidValue(settingIPv6Prefix, c.Limiter.IPv6Prefix, "must be from 1 to 128"))
+	}
+	if c.Limiter.MaxClients < 0 {
+		errs = append(errs, invalidValue(settingMaxClients, c.Limiter.MaxClients, "must be 0 (no cap) or more"))
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		errs = append(errs, invalidValue(settingLogLevel, c.Log.Level, "use "+settingLogLevel.acceptedForm()))
+	}
+	errs = append(errs, validateServer(c)...)
+	errs = append(errs, validateMongo(c)...)
+	errs = append(errs, validateLifecycle(c)...)
+	errs = append(errs, validateDownload(c)...)
+	errs = append(errs, validateImport(c)...)
+	return errs
+}
 
 // validateMongo checks the MongoDB settings. A URI is never quoted, not
 // even in part: it may hold a password.
@@ -136,282 +437,22 @@ func validateMongo(c *config) []error {
 	var errs []error
 	if m.URI != "" {
 		if err := mongo.CheckURI(m.URI); err != nil {
-			errs = append(errs, fmt.Errorf("invalid --mongo-uri: %w", err))
+			errs = append(errs, invalidBecause(settingMongoURI, err))
 		}
 	}
 	if m.DB == "" {
-		errs = append(errs, errors.New("invalid --mongo-db: empty"))
+		errs = append(errs, invalidBecause(settingMongoDB, errors.New("empty")))
 	}
 	for _, n := range []struct {
-		flag string
-		v    int
-	}{{settingMongoPoolSize.flag, m.PoolSize}, {settingMongoBatchSize.flag, m.BatchSize}} {
+		s *setting
+		v int
+	}{{settingMongoPoolSize, m.PoolSize}, {settingMongoBatchSize, m.BatchSize}} {
 		if n.v < 1 {
-			errs = append(errs, fmt.Errorf("invalid --%s %d: must be at least 1", n.flag, n.v))
+			errs = append(errs, invalidValue(n.s, n.v, "must be at least 1"))
 		}
 	}
-	for _, t := range []struct {
-		flag string
-		d    time.Duration
-	}{{settingMongoConnectTimeout.flag, m.ConnectTimeout}, {settingMongoQueryTimeout.flag, m.QueryTimeout}} {
-		if t.d <= 0 {
-			errs = append(errs, fmt.Errorf("invalid --%s %s: must be positive", t.flag, t.d))
-		}
-	}
-	return errs
-}
-
-// allSettings are the settings with a config key, for defaults and env.
-var allSettings = []setting{settingDataDir, settingLogLevel, settingDataset, settingAddr, settingWindow, settingMax,
-	settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
-	settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
-	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
-	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
-	settingDrainDelay, settingReloadInterval,
-	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout}
-
-func (s setting) env() string {
-	return "CITYFINDER_" + strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_"))
-}
-
-// addFlag defines s's flag on fs with s's default and usage.
-func addFlag(fs *pflag.FlagSet, s setting) {
-	usage := s.usage
-	if s.key != "" || s.flag == "config" {
-		usage += " (env " + s.env() + ")"
-	}
-	switch d := s.def.(type) {
-	case string:
-		fs.String(s.flag, d, usage)
-	case int:
-		fs.Int(s.flag, d, usage)
-	case time.Duration:
-		fs.Duration(s.flag, d, usage)
-	case bool:
-		fs.Bool(s.flag, d, usage)
-	case []string:
-		fs.StringSlice(s.flag, d, usage)
-	default:
-		panic(fmt.Sprintf("setting %s: unsupported default %T", s.flag, d))
-	}
-}
-
-// loadConfig builds the run's configuration from a fresh viper instance:
-// flags that were set > CITYFINDER_* environment > config file > defaults.
-func loadConfig(flags *pflag.FlagSet) (*config, error) {
-	v := viper.New()
-	for _, s := range slices.Concat(allSettings, importSettings) {
-		v.SetDefault(s.key, s.def)
-		if err := v.BindEnv(s.key, s.env()); err != nil {
-			return nil, err
-		}
-		if f := flags.Lookup(s.flag); f != nil {
-			if err := v.BindPFlag(s.key, f); err != nil {
-				return nil, err
-			}
-		}
-	}
-	path, _ := flags.GetString(settingConfig.flag)
-	if path == "" {
-		path = os.Getenv(settingConfig.env())
-	}
-	if path != "" {
-		v.SetConfigFile(path)
-		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("read config file %s: %w", path, err)
-		}
-	}
-	var cfg config
-	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
-		dc.ErrorUnused = true // a misspelt key in the file is an error, not ignored
-	})
-	o := origins{flags: flags, v: v, file: path}
-	if err != nil {
-		return nil, o.decodeError(err)
-	}
-	if err := cfg.validate(); err != nil {
-		return nil, o.rename(err)
-	}
-	return &cfg, nil
-}
-
-// origins tells where each setting's value came from, so that a message
-// names what the user wrote: the flag, the environment variable or the key
-// in the config file.
-type origins struct {
-	flags *pflag.FlagSet
-	v     *viper.Viper
-	file  string
-}
-
-// name is s as the user set it: "--max", "CITYFINDER_MAX" or
-// "limiter.max (in cityfinder.yaml)"; a default goes by its flag.
-func (o origins) name(s setting) string {
-	if f := o.flags.Lookup(s.flag); f != nil && f.Changed {
-		return "--" + s.flag
-	}
-	if os.Getenv(s.env()) != "" { // viper ignores empty variables
-		return s.env()
-	}
-	if o.file != "" && o.v.InConfig(s.key) {
-		return fmt.Sprintf("%s (in %s)", s.key, o.file)
-	}
-	return "--" + s.flag
-}
-
-// value is s's value as the user wrote it, for a message.
-func (o origins) value(s setting) string {
-	if f := o.flags.Lookup(s.flag); f != nil && f.Changed {
-		return f.Value.String()
-	}
-	if e := os.Getenv(s.env()); e != "" {
-		return e
-	}
-	return fmt.Sprint(o.v.Get(s.key))
-}
-
-// decodeError turns the decoder's errors, which name config keys and Go
-// parsers ("'limiter.max' cannot parse value as 'int'"), into one line per
-// value that names its variable or key and what it accepts.
-func (o origins) decodeError(err error) error {
-	var errs []error
-	for _, de := range decodeErrors(err) {
-		s, ok := settingByKey(de.Name())
-		if keys, unused := strings.CutPrefix(de.Unwrap().Error(), "has invalid keys: "); unused && o.file != "" {
-			for _, k := range strings.Split(keys, ", ") {
-				if de.Name() != "" {
-					k = de.Name() + "." + k
-				}
-				errs = append(errs, fmt.Errorf("config file %s: unknown key %s (configs/cityfinder.yaml lists every key)", o.file, k))
-			}
-			continue
-		}
-		if !ok {
-			errs = append(errs, fmt.Errorf("config: %w", de))
-			continue
-		}
-		errs = append(errs, &badValueError{where: o.name(s), value: o.value(s), form: acceptedForm(s.flag, s.valueType())})
-	}
-	if len(errs) == 0 {
-		return fmt.Errorf("config: %w", err)
-	}
-	return errors.Join(errs...)
-}
-
-// decodeErrors are the innermost named errors in the tree of err.
-func decodeErrors(err error) []*mapstructure.DecodeError {
-	var found []*mapstructure.DecodeError
-	switch e := err.(type) {
-	case *mapstructure.DecodeError:
-		if inner := decodeErrors(e.Unwrap()); len(inner) > 0 {
-			return inner
-		}
-		return []*mapstructure.DecodeError{e}
-	case interface{ Unwrap() []error }:
-		for _, u := range e.Unwrap() {
-			found = append(found, decodeErrors(u)...)
-		}
-	case interface{ Unwrap() error }:
-		found = decodeErrors(e.Unwrap())
-	}
-	return found
-}
-
-// rename makes each validation error, which names its setting by its flag
-// ("invalid --max 0: …"), name it as the user set it ("invalid
-// CITYFINDER_MAX 0: …").
-func (o origins) rename(err error) error {
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return err
-	}
-	var errs []error
-	for _, e := range joined.Unwrap() {
-		msg := e.Error()
-		for _, s := range allSettings {
-			flag := "--" + s.flag
-			name := o.name(s)
-			if name == flag {
-				continue
-			}
-			for _, start := range []string{"invalid " + flag + " ", "invalid " + flag + ":", flag + ":"} {
-				if strings.HasPrefix(msg, start) {
-					msg = strings.Replace(msg, flag, name, 1)
-					e = &renamedError{msg: msg, err: e}
-					break
-				}
-			}
-		}
-		errs = append(errs, e)
-	}
-	return errors.Join(errs...)
-}
-
-// renamedError is err with another message.
-type renamedError struct {
-	msg string
-	err error
-}
-
-func (e *renamedError) Error() string { return e.msg }
-func (e *renamedError) Unwrap() error { return e.err }
-
-// settingByKey finds the setting of a config key.
-func settingByKey(key string) (setting, bool) {
-	for _, s := range allSettings {
-		if s.key == key {
-			return s, true
-		}
-	}
-	return setting{}, false
-}
-
-// valueType names the type of s's value as pflag does.
-func (s setting) valueType() string {
-	switch s.def.(type) {
-	case int:
-		return "int"
-	case time.Duration:
-		return "duration"
-	case bool:
-		return "bool"
-	case []string:
-		return "stringSlice"
-	}
-	return "string"
-}
-
-func (c *config) validate() error {
-	var errs []error
-	if _, err := search.ParseDataset(c.Dataset); err != nil {
-		errs = append(errs, fmt.Errorf("invalid --dataset: %w", err))
-	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("invalid --data-dir: empty"))
-	}
-	if c.Limiter.Window <= 0 {
-		errs = append(errs, fmt.Errorf("invalid --window %s: must be positive", c.Limiter.Window))
-	}
-	if c.Limiter.Max <= 0 {
-		errs = append(errs, fmt.Errorf("invalid --max %d: must be at least 1", c.Limiter.Max))
-	}
-	errs = append(errs, validateLimiterStores(c)...)
-	if _, err := limiter.NewClientIP(nil, c.Limiter.IPv6Prefix); err != nil || c.Limiter.IPv6Prefix == 0 {
-		errs = append(errs, fmt.Errorf("invalid --ipv6-prefix %d: must be from 1 to 128", c.Limiter.IPv6Prefix))
-	}
-	if c.Limiter.MaxClients < 0 {
-		errs = append(errs, fmt.Errorf("invalid --max-clients %d: must be 0 (no cap) or more", c.Limiter.MaxClients))
-	}
-	if _, err := parseLevel(c.Log.Level); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, validateServer(c)...)
-	errs = append(errs, validateMongo(c)...)
-	errs = append(errs, validateLifecycle(c)...)
-	errs = append(errs, validateDownload(c)...)
-	errs = append(errs, validateImport(c)...)
-	return errors.Join(errs...)
+	return append(errs, durationErrors(false, settingDuration{settingMongoConnectTimeout, m.ConnectTimeout},
+		settingDuration{settingMongoQueryTimeout, m.QueryTimeout})...)
 }
 
 // validateLimiterStores checks where the limiter's clients and windows come
@@ -421,18 +462,18 @@ func validateLimiterStores(c *config) []error {
 	var errs []error
 	trusted, err := limiter.ParsePrefixes(c.Limiter.TrustedProxies)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %w", err))
+		errs = append(errs, invalidBecause(settingTrustedProxies, err))
 	}
 	for _, p := range trusted {
 		if limiter.IsCatchAll(p) && !c.Limiter.TrustAllProxies {
-			errs = append(errs, fmt.Errorf("invalid --trusted-proxies: %s holds every address, so any client could choose "+
+			errs = append(errs, invalidBecause(settingTrustedProxies, fmt.Errorf("%s holds every address, so any client could choose "+
 				"its own rate limit key with X-Forwarded-For; list your proxies' networks, or set --%s if no client "+
-				"can reach serve but through them", p, settingTrustAll.flag))
+				"can reach serve but through them", p, settingTrustAll.flag)))
 		}
 	}
 	if u := c.Limiter.RedisURL; u != "" {
 		if _, err := redis.ParseURL(u); err != nil {
-			errs = append(errs, fmt.Errorf("--redis-url: %w", err))
+			errs = append(errs, refusedBy(settingRedisURL, err))
 		}
 	}
 	return errs
@@ -441,34 +482,23 @@ func validateLimiterStores(c *config) []error {
 // validateServer checks the server's settings: a zero timeout would mean
 // none at all to net/http.
 func validateServer(c *config) []error {
-	var errs []error
 	s := c.Server
-	for _, t := range []struct {
-		flag string
-		d    time.Duration
-	}{
-		{settingReadHeaderTimeout.flag, s.ReadHeaderTimeout}, {settingReadTimeout.flag, s.ReadTimeout},
-		{settingWriteTimeout.flag, s.WriteTimeout}, {settingIdleTimeout.flag, s.IdleTimeout},
-		{settingShutdownTimeout.flag, s.ShutdownTimeout},
-	} {
-		if t.d <= 0 {
-			errs = append(errs, fmt.Errorf("invalid --%s %s: must be positive", t.flag, t.d))
-		}
-	}
+	errs := durationErrors(false,
+		settingDuration{settingReadHeaderTimeout, s.ReadHeaderTimeout}, settingDuration{settingReadTimeout, s.ReadTimeout},
+		settingDuration{settingWriteTimeout, s.WriteTimeout}, settingDuration{settingIdleTimeout, s.IdleTimeout},
+		settingDuration{settingShutdownTimeout, s.ShutdownTimeout})
 	if s.MaxHeaderBytes < 1024 {
-		errs = append(errs, fmt.Errorf("invalid --max-header-bytes %d: must be at least 1024", s.MaxHeaderBytes))
+		errs = append(errs, invalidValue(settingMaxHeaderBytes, s.MaxHeaderBytes, "must be at least 1024"))
 	}
-	if s.CacheMaxAge < 0 {
-		errs = append(errs, fmt.Errorf("invalid --cache-max-age %s: must be 0 or more", s.CacheMaxAge))
-	}
+	errs = append(errs, durationErrors(true, settingDuration{settingCacheMaxAge, s.CacheMaxAge})...)
 	for _, o := range s.CORSOrigin {
 		if !validOrigin(o) {
-			errs = append(errs, fmt.Errorf("invalid --cors-origin %q: use * or origins such as https://example.com", o))
+			errs = append(errs, invalidValue(settingCORSOrigin, o, "use * or origins such as https://example.com"))
 		}
 	}
 	for _, d := range s.ReadyDatasets {
 		if _, err := search.ParseDataset(d); err != nil {
-			errs = append(errs, fmt.Errorf("invalid --ready-datasets: %w", err))
+			errs = append(errs, invalidBecause(settingReadyDatasets, err))
 		}
 	}
 	return errs

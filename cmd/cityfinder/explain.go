@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,15 +25,12 @@ func explain(err error) error {
 	if msg, ok := unknownCommand(err); ok {
 		return errors.New(msg)
 	}
-	// Only a request's own error: one that a command wrapped already names
-	// its flag.
+	// A request's own error, about the text searched for (runQuery checks
+	// the flags): the domain's sentences start with a capital, the CLI's
+	// messages follow "cityfinder: ".
 	if invalid, ok := err.(*search.InvalidError); ok {
-		// "Invalid limit 0: use …" reads "invalid --limit 0: use …".
-		msg := invalid.Message
-		if flag := invalidFlags[invalid.Field]; flag != "" {
-			msg = strings.Replace(msg, "Invalid "+invalid.Field, "invalid "+flag, 1)
-		}
-		return errors.New(strings.ToLower(msg[:1]) + msg[1:])
+		r, size := utf8.DecodeRuneInString(invalid.Message)
+		return errors.New(string(unicode.ToLower(r)) + invalid.Message[size:])
 	}
 	var de *search.DatasetError
 	if !errors.As(err, &de) {
@@ -48,17 +47,6 @@ func explain(err error) error {
 		return fmt.Errorf("%w (to start over, run `cityfinder import --dataset %s`)", err, de.Dataset)
 	}
 	return err
-}
-
-// invalidFlags names the flag of each part of a search.Request; the query
-// text is the argument.
-var invalidFlags = map[string]string{
-	"dataset":    "--dataset",
-	"limit":      "--limit",
-	"country":    "--country",
-	"near":       "--near",
-	"bias_scale": "--bias-scale",
-	"bbox":       "--bbox",
 }
 
 // errNoQueryText is query's usage error without an argument.
@@ -80,46 +68,36 @@ func (e *noDataDirError) Error() string {
 		"or import first: `cityfinder import --dataset %s`", dir, e.dataset)
 }
 
-// badValueError is a setting's value that does not parse, from a flag, an
-// environment variable or the config file.
+// badValueError is an option's value that does not parse: a flag of a
+// command that is no setting (a settingError says the same of settings).
 type badValueError struct {
-	where string // as the user wrote it: "--limit", "CITYFINDER_MAX", "limiter.max (in cityfinder.yaml)"
+	flag  string
 	value string
 	form  string // what it accepts: "a whole number"
 }
 
 func (e *badValueError) Error() string {
-	return fmt.Sprintf("invalid %s %q: use %s", e.where, e.value, e.form)
+	return fmt.Sprintf("invalid --%s %q: use %s", e.flag, e.value, e.form)
 }
 
-// acceptedForm says what flag accepts, by the type of its value (pflag's
-// Value.Type names) or, where the range matters, by the flag itself.
-func acceptedForm(flag, typ string) string {
-	if f := flagForms[flag]; f != "" {
-		return f
+// acceptedForm says what f accepts: a setting's form, or by the type of an
+// option's value (pflag's Value.Type names).
+func acceptedForm(f *pflag.Flag) string {
+	if v, ok := settingFlag(f); ok {
+		return v.s.acceptedForm()
 	}
-	switch typ {
-	case "int", "int64":
+	if f.Name == "limit" {
+		return fmt.Sprintf("a whole number from 1 to %d", search.MaxLimit)
+	}
+	switch f.Value.Type() {
+	case "int":
 		return "a whole number"
-	case "duration":
-		return "a duration such as 3s, 500ms or 1m30s"
+	case "float64":
+		return "a number"
 	case "bool":
 		return "true or false"
-	case "stringSlice":
-		return "a comma-separated list"
 	}
 	return "another value"
-}
-
-// flagForms are the accepted forms of the numbers with a range.
-var flagForms = map[string]string{
-	"limit":            fmt.Sprintf("a whole number from 1 to %d", search.MaxLimit),
-	"max":              "a whole number, at least 1",
-	"ipv6-prefix":      "a whole number from 1 to 128",
-	"max-clients":      "a whole number (0: no cap)",
-	"max-header-bytes": "a whole number of bytes, at least 1024",
-	"mongo-pool-size":  "a whole number, at least 1",
-	"mongo-batch-size": "a whole number, at least 1",
 }
 
 // explainFlag is the command tree's FlagErrorFunc: it says in the CLI's
@@ -132,10 +110,13 @@ func explainFlag(cmd *cobra.Command, err error) error {
 	switch {
 	case errors.As(err, &invalid):
 		f := invalid.GetFlag()
-		return &badValueError{where: "--" + f.Name, value: invalid.GetValue(), form: acceptedForm(f.Name, f.Value.Type())}
+		if v, ok := settingFlag(f); ok {
+			return badText(v.s, "--"+f.Name, invalid.GetValue())
+		}
+		return &badValueError{flag: f.Name, value: invalid.GetValue(), form: acceptedForm(f)}
 	case errors.As(err, &missing):
 		f := missing.GetFlag()
-		return fmt.Errorf("--%s needs a value: use %s", f.Name, acceptedForm(f.Name, f.Value.Type()))
+		return fmt.Errorf("--%s needs a value: use %s", f.Name, acceptedForm(f))
 	case errors.As(err, &unknown):
 		name := unknown.GetSpecifiedName()
 		dashes := "--"

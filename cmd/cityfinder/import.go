@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,19 +31,6 @@ type importConfig struct {
 	Source      string `mapstructure:"source"`
 	RegionNames string `mapstructure:"region_names"`
 }
-
-// The import's settings with a config key (see config).
-var (
-	settingAllowShrink = setting{"import.allow_shrink", "allow-shrink", false,
-		"replace the dataset even if the file holds fewer than half its cities or more than 1% of its rows are malformed"}
-	settingGeoNames = setting{"import.geonames", "geonames", "",
-		"GeoNames dump (cities1000.txt, .gz or .zip) whose population, location and other names complete the okfn or MaxMind rows"}
-	settingSource = setting{"import.source", "source", importer.GeoNamesSources[0],
-		"GeoNames dump that --dataset large downloads without --file: " + strings.Join(importer.GeoNamesSources, ", ") + ", or the http(s) URL of a copy"}
-	settingRegionNames = setting{"import.region_names", "region-names", "",
-		"okfn world-cities CSV whose subcountry column names the regions of --dataset large, instead of their codes (default: " + localSmall + " when it exists)"}
-	importSettings = []setting{settingAllowShrink, settingGeoNames, settingSource, settingRegionNames}
-)
 
 func newImportCmd(a *app) *cobra.Command {
 	var opts importOptions
@@ -95,19 +81,9 @@ says how many rows got a region name; a line says when none could.`,
 			return runImport(cmd.Context(), a, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
-	addFlag(cmd.Flags(), settingDataset)
+	addSettingFlags(cmd.Flags(), cmdImport)
 	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain, gzipped or zip; its format is told from its first line)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed row")
-	addFlag(cmd.Flags(), settingAllowShrink)
-	addFlag(cmd.Flags(), settingGeoNames)
-	addFlag(cmd.Flags(), settingSource)
-	addFlag(cmd.Flags(), settingRegionNames)
-	for _, s := range mongoSettings {
-		addFlag(cmd.Flags(), s)
-	}
-	for _, s := range downloadSettings {
-		addFlag(cmd.Flags(), s)
-	}
 	return cmd
 }
 
@@ -263,6 +239,5 @@ func validateImport(c *config) []error {
 	if u, err := neturl.Parse(src); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
 		return nil
 	}
-	return []error{fmt.Errorf("invalid --%s %q: use %s, or the http(s) URL of a copy of one",
-		settingSource.flag, src, strings.Join(importer.GeoNamesSources, ", "))}
+	return []error{invalidValue(settingSource, src, "use "+settingSource.acceptedForm())}
 }

@@ -43,12 +43,9 @@ func newQueryCmd(a *app) *cobra.Command {
 			return runQuery(cmd.Context(), a, cmd.OutOrStdout(), opts, strings.Join(args, " "))
 		},
 	}
-	addFlag(cmd.Flags(), settingDataset)
+	addSettingFlags(cmd.Flags(), cmdQuery)
 	cmd.Flags().IntVar(&opts.Limit, "limit", search.DefaultLimit, fmt.Sprintf("how many matches to print (1..%d)", search.MaxLimit))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array, as the HTTP API does")
-	for _, s := range mongoSearchSettings {
-		addFlag(cmd.Flags(), s)
-	}
 	cmd.Flags().StringVar(&opts.Country, "country", "", "only cities of these countries: ISO codes or English names, comma-separated")
 	cmd.Flags().BoolVar(&opts.Fuzzy, "fuzzy", true, "also list typo matches (from 5 letters on)")
 	cmd.Flags().StringVar(&opts.Near, "near", "", "rank cities near LAT,LON higher, and print how far they are")
@@ -66,19 +63,9 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		return err
 	}
 	defer store.Close()
-	req := search.Request{
-		Dataset: search.Dataset(a.cfg.Dataset), Text: text, Limit: opts.Limit, Countries: opts.Country, Fuzzy: opts.Fuzzy,
-		BiasScale: opts.BiasScale,
-	}
-	if opts.Near != "" {
-		if req.Near, err = search.ParsePoint(opts.Near); err != nil {
-			return err
-		}
-	}
-	if opts.Box != "" {
-		if req.Box, err = search.ParseBox(opts.Box); err != nil {
-			return err
-		}
+	req, err := opts.request(search.Dataset(a.cfg.Dataset), text)
+	if err != nil {
+		return err
 	}
 	res, err := search.NewService(store).Find(ctx, req)
 	if err != nil {
@@ -94,6 +81,35 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		return err
 	}
 	return writeHits(out, res.Hits)
+}
+
+// request is the search that opts ask for, or an error that names the flag
+// at fault in the CLI's words (the domain's name the API's fields).
+func (o queryOptions) request(d search.Dataset, text string) (search.Request, error) {
+	req := search.Request{Dataset: d, Text: text, Limit: o.Limit, Countries: o.Country, Fuzzy: o.Fuzzy, BiasScale: o.BiasScale}
+	if o.Limit < 1 || o.Limit > search.MaxLimit {
+		return req, fmt.Errorf("invalid --limit %d: use a whole number from 1 to %d", o.Limit, search.MaxLimit)
+	}
+	if o.Country != "" {
+		if _, err := search.ParseCountries(o.Country); err != nil {
+			return req, fmt.Errorf("invalid --country: %w", err)
+		}
+	}
+	if !(o.BiasScale >= 0 && o.BiasScale <= 1) { // NaN too
+		return req, fmt.Errorf("invalid --bias-scale %v: use a number from 0 to 1", o.BiasScale)
+	}
+	var err error
+	if o.Near != "" {
+		if req.Near, err = search.ParsePoint(o.Near); err != nil {
+			return req, fmt.Errorf("invalid --near %q: use LAT,LON, latitude from -90 to 90 and longitude from -180 to 180", o.Near)
+		}
+	}
+	if o.Box != "" {
+		if req.Box, err = search.ParseBox(o.Box); err != nil {
+			return req, fmt.Errorf("invalid --bbox %q: use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)", o.Box)
+		}
+	}
+	return req, nil
 }
 
 // checkDataDir fails a query of the embedded store whose data directory

@@ -48,15 +48,9 @@ Settings come from flags, then CITYFINDER_* environment variables, then the
 	}
 	root.SetVersionTemplate(versionLine())
 	root.SetFlagErrorFunc(explainFlag)
-	// The settings every command with a configuration takes, on those
-	// commands only: version, help and completion list none of them.
-	withConfig := []*cobra.Command{newImportCmd(a), newQueryCmd(a), newServeCmd(a)}
-	for _, c := range withConfig {
-		for _, s := range []setting{settingConfig, settingDataDir, settingLogLevel} {
-			addFlag(c.Flags(), s)
-		}
-	}
-	root.AddCommand(withConfig...)
+	// Only these commands take settings: version, help and completion list
+	// none of them.
+	root.AddCommand(newImportCmd(a), newQueryCmd(a), newServeCmd(a))
 	root.AddCommand(newVersionCmd())
 	registerCompletions(root)
 	return root
@@ -92,12 +86,11 @@ func buildVersion(ldflags string, bi *debug.BuildInfo) string {
 	return ldflags
 }
 
+// parseLevel reads a --log-level value.
 func parseLevel(s string) (slog.Level, error) {
 	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return l, fmt.Errorf("invalid --log-level %q: use debug, info, warn or error", s)
-	}
-	return l, nil
+	err := l.UnmarshalText([]byte(s))
+	return l, err
 }
 
 // newLogger logs text to a terminal and JSON elsewhere.

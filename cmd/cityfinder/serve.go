@@ -36,21 +36,7 @@ served; a second signal ends the drain), then shuts down gracefully.`,
 			return runServe(cmd.Context(), a)
 		},
 	}
-	f := cmd.Flags()
-	addFlag(f, settingAddr)
-	addFlag(f, settingWindow)
-	addFlag(f, settingMax)
-	for _, s := range []setting{settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed} {
-		addFlag(f, s)
-	}
-	for _, s := range []setting{settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout,
-		settingMaxHeaderBytes, settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets,
-		settingDrainDelay, settingReloadInterval} {
-		addFlag(f, s)
-	}
-	for _, s := range mongoSearchSettings {
-		addFlag(f, s)
-	}
+	addSettingFlags(cmd.Flags(), cmdServe)
 	return cmd
 }
 

@@ -10,22 +10,13 @@ import (
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
-	"github.com/cityfinder/cityfinder/pkg/server"
-)
-
-// How serve starts and stops: the drain between SIGTERM and the shutdown
-// (see server.WithDrain), and how often the embedded store looks for new
-// imports besides SIGHUP.
-var (
-	settingDrainDelay     = setting{"server.drain_delay", "drain-delay", server.DefaultDrainDelay, "on SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, before the shutdown (0: none; a second signal ends it)"}
-	settingReloadInterval = setting{"server.reload_interval", "reload-interval", embedded.DefaultReloadInterval, "how often serve looks for new imports in --data-dir (0: only on SIGHUP)"}
 )
 
 // validateLifecycle checks the drain delay and the reload interval, which
 // may be zero but not negative.
 func validateLifecycle(c *config) []error {
-	return durationErrors(true, flagDuration{settingDrainDelay.flag, c.Server.DrainDelay},
-		flagDuration{settingReloadInterval.flag, c.Server.ReloadInterval})
+	return durationErrors(true, settingDuration{settingDrainDelay, c.Server.DrainDelay},
+		settingDuration{settingReloadInterval, c.Server.ReloadInterval})
 }
 
 // reloadInterval is the embedded store's ReloadInterval for serve: a
