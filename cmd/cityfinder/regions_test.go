@@ -18,8 +18,8 @@ import (
 const regionsCSV = "name,country,subcountry,geonameid\n" +
 	"Cologne,Germany,North Rhine-Westphalia,2886242\nBerlin,Germany,Berlin,2950159\nMunich,Germany,Bavaria,2867714\n"
 
-// The large dataset shows region names, not codes: from
-// datasets/world-cities.csv, or --region-names, its variable or its key.
+// The large dataset shows region names, not codes: from --region-names,
+// its variable or its key.
 func TestImportNamesTheLargeDatasetsRegions(t *testing.T) {
 	archive := writeFile(t, "cities500.zip", string(geonamesZip(t)))
 	named := writeFile(t, "regions.csv", regionsCSV)
@@ -29,19 +29,11 @@ func TestImportNamesTheLargeDatasetsRegions(t *testing.T) {
 		env  map[string]string
 		args []string
 	}{
-		{"default file", nil, nil},
 		{"flag", nil, []string{"--region-names", named}},
 		{"environment", map[string]string{"CITYFINDER_REGION_NAMES": named}, nil},
 		{"config file", nil, []string{"--config", config}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Chdir(t.TempDir())
-			if tc.args == nil && tc.env == nil {
-				if err := os.Mkdir("datasets", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				writeAt(t, filepath.Join("datasets", "world-cities.csv"), regionsCSV)
-			}
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
@@ -69,14 +61,19 @@ func writeAt(t *testing.T, path, content string) {
 	}
 }
 
-// Without the okfn CSV, or for a MaxMind file without --geonames, a line
-// says that the regions have no names, and query shows no codes instead.
+// Without --region-names (even with an okfn CSV at datasets/world-cities.csv,
+// where make puts it), or for a MaxMind file without --geonames, a line says
+// that the regions have no names, and query shows no codes instead.
 func TestImportSaysWhenRegionsHaveNoNames(t *testing.T) {
 	t.Chdir(t.TempDir())
+	if err := os.Mkdir("datasets", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, filepath.Join("datasets", "world-cities.csv"), regionsCSV)
 	archive := writeFile(t, "cities500.zip", string(geonamesZip(t)))
 	dir := t.TempDir()
 	out, errOut, err := runCLI(t, "import", "--dataset", "large", "--file", archive, "--data-dir", dir)
-	if err != nil || !strings.Contains(errOut, "no region names") || !strings.Contains(errOut, "datasets/world-cities.csv") || strings.Contains(out, "region names") {
+	if err != nil || !strings.Contains(errOut, "no region names") || !strings.Contains(errOut, "--region-names") || strings.Contains(out, "region names") {
 		t.Errorf("import without the okfn CSV: %v, stdout %q, stderr %q; want a line saying the regions have no names", err, out, errOut)
 	}
 	if got, want := mustRunCLI(t, "query", "munc", "--dataset", "large", "--data-dir", dir), "NAME     COUNTRY  POPULATION\nMünchen  Germany   1,260,391\n"; got != want {
