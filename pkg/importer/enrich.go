@@ -28,7 +28,7 @@ type EnrichedReader struct {
 	g        *Gazetteer
 	enriched int
 	// regions, when not nil, names the region of the place that a city
-	// with a location (a MaxMind row) is joined with (see regionRuns).
+	// with a location (a MaxMind row) is joined with (see maxmindRegions).
 	regions *RegionNames
 	// Of the cities matched by id: the (country, admin1 code) pairs of
 	// their places, and which of them stood for which subcountry.

@@ -15,7 +15,7 @@ import (
 
 // Gazetteer is the populated places (feature class P) of a GeoNames dump,
 // indexed to enrich the cities of another dataset as they are imported
-// (see Options.Enrich and Enrich). It is read-only once loaded, and safe
+// (see Request.GeoNames and Enrich). It is read-only once loaded, and safe
 // for concurrent use.
 //
 // It holds no pointer but to a few large blocks (every name is in one

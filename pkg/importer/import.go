@@ -20,7 +20,8 @@ type Progress interface {
 	// Advance reports what happened since the previous call: bytes more of
 	// the raw file (compressed bytes for gzip) consumed, and rows more read
 	// (rejected rows included; always 0 for a download). Over a whole
-	// import the bytes add up to the file's size (Input.Size).
+	// import the bytes add up to the file's size (Input.Size, and
+	// Stage.Size).
 	Advance(bytes int64, rows int)
 }
 
