@@ -1,9 +1,11 @@
 package importer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -226,12 +228,14 @@ func (h *heldCities) take() (search.City, bool) {
 // by id votes for the name of its division (see RegionNames), and every
 // city is held back until the last is read, when the votes are counted and
 // each city takes its own name or its division's. The store holds every
-// city until it builds anyway; this holds them a little earlier.
+// city until it builds anyway; this holds them a little earlier, packed
+// (see heldRows) at about half the memory of the cities themselves.
 type geonamesRegions struct {
 	r     search.CityReader
 	subs  *Subcountries
 	names *RegionNames // once the dump is read
-	held  heldCities
+	held  heldRows
+	named int
 	err   error // what Read returns after the held cities
 }
 
@@ -241,34 +245,140 @@ func (g *geonamesRegions) Read() (search.City, error) {
 	if g.names == nil && g.err == nil {
 		g.readAll()
 	}
-	if c, ok := g.held.take(); ok {
-		return c, nil
+	c, ok := g.held.take()
+	if !ok {
+		return search.City{}, g.err
 	}
-	return search.City{}, g.err
+	if c.Subcountry = g.names.Name(c.ID, c.CountryCode, c.Region); c.Subcountry != "" {
+		g.named++
+	}
+	return c, nil
 }
 
-// readAll reads and votes on every city, then names their regions; on a
-// read error it keeps that error and hands out nothing.
+// readAll reads and votes on every city, holding each back; on a read
+// error it keeps that error and hands out nothing.
 func (g *geonamesRegions) readAll() {
 	v := newRegionVoter(g.subs)
 	for {
 		c, err := g.r.Read()
 		if err != nil {
 			if g.err = err; !errors.Is(err, io.EOF) {
-				g.held.run = nil
+				g.held = heldRows{}
 				return
 			}
 			break
 		}
 		v.add(c.ID, countryCode(c.CountryCode), c.Region)
-		g.held.run = append(g.held.run, c)
+		g.held.add(&c)
 	}
 	g.names = v.names()
-	for i := range g.held.run {
-		if c := &g.held.run[i]; c.Subcountry == "" {
-			c.Subcountry = g.names.Name(c.ID, c.CountryCode, c.Region)
+}
+
+// heldRows keeps GeoNames cities packed in large byte blocks while they wait
+// for their region names, rather than as City values: a City's string
+// headers, its slice of alternate names and their allocations weigh more
+// than its text. A GeoNames city has no Subcountry to keep.
+type heldRows struct {
+	blocks [][]byte
+	// areas are the (country, code, region) triples of the cities, by the
+	// index each record holds.
+	areas  []heldArea
+	areaOf map[heldArea]uint32
+	// next is the block and offset of the next record to take.
+	nextBlock, nextOff int
+}
+
+type heldArea struct{ country, code, region string }
+
+// heldBlock is the size of a block of records; a longer record gets a
+// block of its own.
+const heldBlock = 1 << 20
+
+// A record: the fixed fields, then the name, the slug and each alternate
+// name, each after its length (uint16).
+const (
+	heldFixed = 4 + 4 + 8 + 8 + 8 + 1 + 2 // id, area, population, lat, lon, has location, alternate names
+	heldLen   = 2
+)
+
+// add packs c.
+func (h *heldRows) add(c *search.City) {
+	size := heldFixed + heldLen + len(c.Name) + heldLen + len(c.Slug)
+	for _, n := range c.AltNames {
+		size += heldLen + len(n)
+	}
+	if len(h.blocks) == 0 || cap(h.blocks[len(h.blocks)-1])-len(h.blocks[len(h.blocks)-1]) < size {
+		h.blocks = append(h.blocks, make([]byte, 0, max(heldBlock, size)))
+	}
+	if h.areaOf == nil {
+		h.areaOf = make(map[heldArea]uint32)
+	}
+	a := heldArea{c.Country, c.CountryCode, c.Region}
+	ai, ok := h.areaOf[a]
+	if !ok {
+		ai = uint32(len(h.areas))
+		h.areas = append(h.areas, a)
+		h.areaOf[a] = ai
+	}
+	b := h.blocks[len(h.blocks)-1]
+	b = binary.LittleEndian.AppendUint32(b, c.ID)
+	b = binary.LittleEndian.AppendUint32(b, ai)
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.Population))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Lat))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Lon))
+	var located byte
+	if c.HasLocation {
+		located = 1
+	}
+	b = append(b, located)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.AltNames)))
+	for _, text := range append([]string{c.Name, c.Slug}, c.AltNames...) {
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(text)))
+		b = append(b, text...)
+	}
+	h.blocks[len(h.blocks)-1] = b
+}
+
+// take unpacks the next city, or returns false when none is left. Each
+// block goes once its records are taken.
+func (h *heldRows) take() (search.City, bool) {
+	for h.nextBlock < len(h.blocks) && h.nextOff == len(h.blocks[h.nextBlock]) {
+		h.blocks[h.nextBlock] = nil
+		h.nextBlock, h.nextOff = h.nextBlock+1, 0
+	}
+	if h.nextBlock == len(h.blocks) {
+		return search.City{}, false
+	}
+	b := h.blocks[h.nextBlock][h.nextOff:]
+	var c search.City
+	c.ID = binary.LittleEndian.Uint32(b)
+	a := h.areas[binary.LittleEndian.Uint32(b[4:])]
+	c.Country, c.CountryCode, c.Region = a.country, a.code, a.region
+	c.Population = int64(binary.LittleEndian.Uint64(b[8:]))
+	c.Lat = math.Float64frombits(binary.LittleEndian.Uint64(b[16:]))
+	c.Lon = math.Float64frombits(binary.LittleEndian.Uint64(b[24:]))
+	c.HasLocation = b[32] == 1
+	alts := int(binary.LittleEndian.Uint16(b[33:]))
+	// One string for the record's text, which its names share.
+	var offs [][2]int
+	var text []byte
+	rest := b[heldFixed:]
+	for range 2 + alts {
+		n := int(binary.LittleEndian.Uint16(rest))
+		offs = append(offs, [2]int{len(text), len(text) + n})
+		text = append(text, rest[heldLen:heldLen+n]...)
+		rest = rest[heldLen+n:]
+	}
+	h.nextOff = len(h.blocks[h.nextBlock]) - len(rest)
+	all := string(text)
+	c.Name, c.Slug = all[offs[0][0]:offs[0][1]], all[offs[1][0]:offs[1][1]]
+	if alts > 0 {
+		c.AltNames = make([]string, alts)
+		for i := range alts {
+			c.AltNames[i] = all[offs[2+i][0]:offs[2+i][1]]
 		}
 	}
+	return c, true
 }
 
 // maxmindRegions names the regions of the cities of a MaxMind file, whose

@@ -177,6 +177,30 @@ func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
 			}
 		})
 	}
+
+	// The cities held back until their regions are named come out as they
+	// went in, but for their Subcountry.
+	var plain, named sliceStore
+	dump := kolnRow().String() + kolnRow().with("geonameid", "2").with("alternatenames", "").with("population", "").String() +
+		kolnRow().with("geonameid", "3").with("name", "Bonn").with("latitude", "-50.7").with("country code", "").String()
+	for _, s := range []*sliceStore{&plain, &named} {
+		req := importer.Request{Dataset: search.Large, Source: importer.Source{Reader: strings.NewReader(dump)}}
+		if s == &named {
+			req.RegionNames = importer.Source{Reader: strings.NewReader("name,country,subcountry,geonameid\nKöln,Germany,North Rhine-Westphalia,2886242\n")}
+		}
+		if _, err := (&importer.Importer{Store: s}).Import(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range plain.cities {
+		want := plain.cities[i]
+		if want.CountryCode == "de" && want.Region == "07" {
+			want.Subcountry = "North Rhine-Westphalia"
+		}
+		if i >= len(named.cities) || !named.cities[i].Equal(&want) {
+			t.Errorf("city %d: %+v, want %+v", i, named.cities[min(i, len(named.cities)-1)], want)
+		}
+	}
 }
 
 // A MaxMind file's codes are not always GeoNames': its cities joined with a

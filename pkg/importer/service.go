@@ -218,18 +218,18 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		enriched = gaz.Enrich(cr)
 		cr = enriched
 	}
-	var held *heldCities
 	var gnRegions *geonamesRegions
+	var mmRegions *maxmindRegions
 	switch {
 	case subs != nil && format == FormatGeoNames:
 		gnRegions = &geonamesRegions{r: cr, subs: subs}
-		cr, held = gnRegions, &gnRegions.held
+		cr = gnRegions
 	case subs != nil && format == FormatMaxMind:
 		names := gaz.RegionNames(subs)
 		sum.Regions = names.Len()
 		enriched.regions = names
-		mm := &maxmindRegions{r: cr, names: names}
-		cr, held = mm, &mm.held
+		mmRegions = &maxmindRegions{r: cr, names: names}
+		cr = mmRegions
 	}
 
 	lopts := search.LoadOptions{Source: sourceStats(req.Source, in), Phase: req.Phase}
@@ -245,11 +245,11 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	if enriched != nil {
 		sum.Enriched = enriched.Enriched()
 	}
-	if held != nil {
-		sum.Named = held.named
+	if mmRegions != nil {
+		sum.Named = mmRegions.held.named
 	}
 	if gnRegions != nil && gnRegions.names != nil {
-		sum.Regions = gnRegions.names.Len()
+		sum.Regions, sum.Named = gnRegions.names.Len(), gnRegions.named
 	}
 	sum.Duration = time.Since(start)
 	if err != nil {
