@@ -25,18 +25,9 @@ type pipeSample struct {
 // newPipeSample cuts n lines from the shared GeoNames dump.
 func newPipeSample(t *testing.T, n int) pipeSample {
 	t.Helper()
-	f, err := os.Open(shareddata.Path(t, "geonames-cities1000.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var s pipeSample
 	var plain bytes.Buffer
-	sc := bufio.NewScanner(gz)
+	sc := bufio.NewScanner(openShared(t, "geonames-cities1000.txt.gz"))
 	sc.Buffer(nil, 1<<20)
 	for i := 0; i < n && sc.Scan(); i++ {
 		plain.WriteString(sc.Text() + "\n")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,15 +162,7 @@ func TestQueryListsEachLineOnce(t *testing.T) {
 // whose fields (split at sep) keep, to a file it returns the path of.
 func sampleLines(t *testing.T, name, header string, keep func(fields []string) bool, sep string) string {
 	t.Helper()
-	f, err := os.Open(shareddata.Path(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gz := openShared(t, name)
 	var b strings.Builder
 	if header != "" {
 		b.WriteString(header + "\n")
@@ -185,4 +178,20 @@ func sampleLines(t *testing.T, name, header string, keep func(fields []string) b
 		t.Fatal(err)
 	}
 	return writeFile(t, strings.TrimSuffix(name, ".gz"), b.String())
+}
+
+// openShared opens the gzipped shared dataset file name, decompressed, until
+// the test ends.
+func openShared(t *testing.T, name string) io.Reader {
+	t.Helper()
+	f, err := os.Open(shareddata.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gz
 }

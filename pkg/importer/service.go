@@ -191,15 +191,17 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	}
 	var gaz *Gazetteer
 	if useGeoNames {
-		if gaz, err = im.gazetteer(ctx, req); err != nil {
+		if gaz, err = readRole(ctx, im, req, RoleGeoNames, req.GeoNames, "GeoNames file", ReadGazetteer); err != nil {
 			return sum, err
 		}
+		gaz.Source = req.GeoNames.String()
 	}
 	var subs *Subcountries
 	if useRegions {
-		if subs, err = im.subcountries(ctx, req); err != nil {
+		if subs, err = readRole(ctx, im, req, RoleRegionNames, req.RegionNames, "okfn file", ReadSubcountries); err != nil {
 			return sum, err
 		}
+		subs.Source = req.RegionNames.String()
 	}
 
 	rr, err := newImportReader(format, in, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported}, defaultPipeline(in))
@@ -275,29 +277,14 @@ func inputsFor(f Format, req Request) (geonames, regions bool, err error) {
 	return geonames, regions, nil
 }
 
-// gazetteer reads req.GeoNames.
-func (im *Importer) gazetteer(ctx context.Context, req Request) (*Gazetteer, error) {
-	g, err := readInput(ctx, im, req, req.GeoNames, "GeoNames file", ReadGazetteer)
+// readRole reads src, the input of req in role, with read; errors are an
+// *InputError naming the input as what it should be ("GeoNames file").
+func readRole[T any](ctx context.Context, im *Importer, req Request, role Role, src Source, what string, read func(io.Reader) (T, error)) (T, error) {
+	v, err := readFrom(src.String(), what, func() (*Input, error) { return im.open(ctx, src, req, false) }, read)
 	if err != nil {
-		return nil, &InputError{RoleGeoNames, err}
+		return v, &InputError{role, err}
 	}
-	g.Source = req.GeoNames.String()
-	return g, nil
-}
-
-// subcountries reads req.RegionNames.
-func (im *Importer) subcountries(ctx context.Context, req Request) (*Subcountries, error) {
-	s, err := readInput(ctx, im, req, req.RegionNames, "okfn file", ReadSubcountries)
-	if err != nil {
-		return nil, &InputError{RoleRegionNames, err}
-	}
-	s.Source = req.RegionNames.String()
-	return s, nil
-}
-
-// readInput opens src and reads it with read (see readFrom).
-func readInput[T any](ctx context.Context, im *Importer, req Request, src Source, what string, read func(io.Reader) (T, error)) (T, error) {
-	return readFrom(src.String(), what, func() (*Input, error) { return im.open(ctx, src, req, false) }, read)
+	return v, nil
 }
 
 // open opens src for reading, downloading it first when it is a URL; the
