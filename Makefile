@@ -34,11 +34,12 @@ import: build $(DATA_DIR)/small.cfs
 # The large dataset from the local mirror: GeoNames' cities1000 (real places,
 # with their names in other languages), else the 100,000-row MaxMind sample.
 # Without a mirror, `cityfinder import --dataset large` downloads GeoNames'
-# cities500.zip into datasets/. The okfn CSV names its regions.
+# cities500.zip into $(DATA_DIR)/downloads. The okfn CSV names its regions,
+# given explicitly: the binary looks for no file in the working directory.
 LARGE_FILE := $(firstword $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz $(DATASETS_MIRROR)/worldcitiespop-100k.txt.gz))
 
 $(DATA_DIR)/large.cfs: $(LARGE_FILE) $(SMALL_CSV) | build
-	./$(BIN) import --dataset large --data-dir $(DATA_DIR) $(if $(LARGE_FILE),--file $(LARGE_FILE))
+	./$(BIN) import --dataset large --data-dir $(DATA_DIR) --region-names $(SMALL_CSV) $(if $(LARGE_FILE),--file $(LARGE_FILE))
 
 import-large: build $(DATA_DIR)/large.cfs
 

@@ -24,7 +24,7 @@ small)
 	;;
 large)
 	# GeoNames' cities500 (CC BY 4.0), which `cityfinder import --dataset large`
-	# reads from datasets/cities500.zip, and downloads there itself when missing.
+	# also downloads itself without --file (into --download-dir, once).
 	url="https://download.geonames.org/export/dump/cities500.zip"
 	tmp=$(mktemp cities500.zip.XXXXXX)
 	trap 'rm -f "$tmp"' EXIT

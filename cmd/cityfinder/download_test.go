@@ -15,7 +15,7 @@ import (
 // passed instead of hanging, naming the URL and the way around it.
 func TestImportDownloadThroughAStalledProxy(t *testing.T) {
 	proxy := "http://" + blackhole(t)
-	work := t.TempDir() // no datasets/world-cities.csv here
+	work := t.TempDir()
 	env := []string{"HTTPS_PROXY=" + proxy, "https_proxy=" + proxy, "HTTP_PROXY=" + proxy, "http_proxy=" + proxy, "NO_PROXY=", "no_proxy="}
 	p := startProcess(t, work, env, "import", "--dataset", "small", "--data-dir", filepath.Join(work, "data"),
 		"--download-header-timeout", "300ms", "--log-level", "warn")
@@ -28,7 +28,7 @@ func TestImportDownloadThroughAStalledProxy(t *testing.T) {
 			t.Errorf("stderr %q does not say %q", msg, want)
 		}
 	}
-	if entries, _ := os.ReadDir(filepath.Join(work, "datasets")); len(entries) != 0 {
-		t.Errorf("the failed download left %d files in datasets/", len(entries))
+	if entries, _ := os.ReadDir(filepath.Join(work, "data", "downloads")); len(entries) != 0 {
+		t.Errorf("the failed download left %d files in data/downloads", len(entries))
 	}
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	neturl "net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +28,7 @@ type importConfig struct {
 	GeoNames    string `mapstructure:"geonames"`
 	Source      string `mapstructure:"source"`
 	RegionNames string `mapstructure:"region_names"`
+	DownloadDir string `mapstructure:"download_dir"`
 }
 
 func newImportCmd(a *app) *cobra.Command {
@@ -42,17 +41,25 @@ a running serve switches to the new data within a second, and a failed or
 interrupted import leaves the old data in place.
 
   --dataset small   the okfn world-cities CSV (name,country,subcountry,geonameid).
-                    Without --file: datasets/world-cities.csv, or a download of
+                    Without --file: a download of
                     ` + importer.OKFNURL + `
                     that gives up when the network stalls (--download-*-timeout).
   --dataset large   a GeoNames dump (cities500.zip … cities15000.zip, allCountries.zip
                     of which the populated places are taken; .txt, .gz or .zip), or
                     MaxMind's worldcitiespop.txt (plain or gzipped, Latin-1 or UTF-8):
                     the format is told from the file's first line. Without --file:
-                    datasets/cities500.zip (or the --source dump), or a download of
+                    a download of
                     ` + importer.GeoNamesURL(importer.GeoNamesSources[0]) + `
                     (--source cities1000, cities5000, cities15000 or allCountries for
                     others). GeoNames' alternate names ("Cologne") find their cities.
+
+--file is a path, "-" for standard input (a pipe: zcat cities1000.txt.gz |
+cityfinder import --dataset large --file -), or an http(s) URL. Gzip and zip
+are told from the first bytes, on a pipe too; a zip archive on a pipe is
+copied to a temporary file first, as its directory is at its end. Every file
+is read once, so a pipe imports the same rows as the file on disk. A download
+goes into --download-dir (default: downloads in --data-dir) once; later
+imports read that copy.
 
 Malformed rows are skipped and counted; the first ones are listed with their line
 numbers. --strict stops at the first one instead.
@@ -67,43 +74,41 @@ dump (cities500/1000/5000/15000 or allCountries, as .txt, .gz or .zip): okfn
 rows match by geonameid, else by country and name; MaxMind rows by country,
 name and a distance of at most 20 km. A matched city gains its population,
 location and alternate names ("Cologne" for Köln), so that big cities rank
-first on short prefixes. The summary says how many rows were enriched.
+first on short prefixes. The summary says how many rows were enriched. A
+GeoNames --file has all that already: --geonames with it is refused.
 
 GeoNames and MaxMind give a city's region as a code ("40", "ENG"); the large
 dataset shows its name instead ("Tokyo", "England") wherever the okfn CSV
-(--region-names, default ` + localSmall + `) names it:
-the CSV gives the region of each of its cities with the city's GeoNames id,
-and the GeoNames file the code of that id. A MaxMind file's codes are named
-through --geonames, whose places tell what its codes stand for. The summary
-says how many rows got a region name; a line says when none could.`,
+given as --region-names names it: the CSV gives the region of each of its
+cities with the city's GeoNames id, and the GeoNames file the code of that
+id. A MaxMind file's codes are named through --geonames, whose places tell
+what its codes stand for. The summary says how many rows got a region name;
+a line says when none could.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runImport(cmd.Context(), a, cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
+			return runImport(cmd.Context(), a, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts)
 		},
 	}
 	addSettingFlags(cmd.Flags(), cmdImport)
-	cmd.Flags().StringVar(&opts.File, "file", "", "cities file to import (plain, gzipped or zip; its format is told from its first line)")
+	cmd.Flags().StringVar(&opts.File, "file", "", `cities file to import: a path, "-" for standard input, or an http(s) URL (plain, gzipped or zip; its format is told from its first line)`)
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed row")
 	return cmd
 }
 
-func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts importOptions) error {
+func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.Writer, opts importOptions) error {
 	d := search.Dataset(a.cfg.Dataset)
-	path, err := sourceFile(ctx, d, opts.File, a.cfg.Import.Source, stderr, downloadTimeouts(a.cfg))
-	if err != nil {
-		return err
+	req := importer.Request{
+		Dataset:     d,
+		Source:      importer.Source{Name: cmp.Or(opts.File, defaultSource(d, a.cfg.Import.Source))},
+		GeoNames:    importer.Source{Name: a.cfg.Import.GeoNames},
+		Strict:      opts.Strict,
+		AllowShrink: a.cfg.Import.AllowShrink,
+		Download:    importer.DownloadOptions{Timeouts: downloadTimeouts(a.cfg), Dir: downloadDir(a.cfg)},
 	}
-	start := time.Now()
-	var gaz *importer.Gazetteer
-	if file := a.cfg.Import.GeoNames; file != "" {
-		if gaz, err = importer.OpenGazetteer(file); err != nil {
-			return fmt.Errorf("--%s: %w", settingGeoNames.flag, err)
-		}
-	}
-	var subs *importer.Subcountries
 	if d == search.Large {
-		if subs, err = openSubcountries(a); err != nil {
-			return err
+		if req.RegionNames.Name = a.cfg.Import.RegionNames; req.RegionNames.Name == "" {
+			a.logger.Warn("no region names: the regions keep their codes, as --"+settingRegionNames.flag+
+				" does not name the okfn CSV that names them", "dataset", d)
 		}
 	}
 	store, err := openStore(a, false)
@@ -111,123 +116,98 @@ func runImport(ctx context.Context, a *app, stdout, stderr io.Writer, opts impor
 		return err
 	}
 	defer store.Close()
-	var progress importer.Progress
-	var phase func(string)
-	var bar *progressBar
-	if isTerminal(stderr) {
-		if bar, err = newProgressBar(stderr, path, "importing "+string(d)); err != nil {
-			return err
-		}
-		progress, phase = bar, bar.Phase
-	}
-	sum, err := importer.ImportFile(ctx, store, path, importer.Options{
-		Dataset: d, Strict: opts.Strict, Progress: progress, Phase: phase, AllowShrink: a.cfg.Import.AllowShrink, Enrich: gaz,
-		Subcountries: subs,
-	})
-	if bar != nil {
-		bar.Finish() // clear the bar before the rejections and the summary
-	}
+	bars := &stageBars{w: stderr, label: "importing " + string(d)}
+	req.Progress, req.Phase = bars.start, bars.phase
+	sum, err := (&importer.Importer{Store: store, Stdin: stdin}).Import(ctx, req)
+	bars.finish() // clear the bar before the rejections and the summary
 	if sum.Rejected > 0 {
-		fmt.Fprintf(stderr, "rejected rows in %s:\n", path)
+		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.Source)
 		sum.WriteRejections(stderr)
 	}
-	if errors.Is(err, importer.ErrShrink) {
+	var ie *importer.InputError
+	switch {
+	case errors.Is(err, importer.ErrShrink):
 		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
-	}
-	if err != nil {
+	case errors.As(err, &ie):
+		return fmt.Errorf("--%s: %w", roleFlag(ie.Role), ie)
+	case err != nil:
 		return err
 	}
-	sum.Duration = time.Since(start) // with the GeoNames file's reading
-	if subs != nil && sum.Format == importer.FormatMaxMind && gaz == nil {
-		a.logger.Warn("no region names: a MaxMind file's region codes are named only with --"+settingGeoNames.flag+
-			", whose GeoNames places tell what they stand for", "dataset", d)
+	for _, w := range sum.Warnings {
+		if errors.As(w, &ie) && ie.Role == importer.RoleRegionNames {
+			a.logger.Warn("no region names: a MaxMind file's region codes are named only with --"+settingGeoNames.flag+
+				", whose GeoNames places tell what they stand for", "dataset", d)
+		} else {
+			a.logger.Warn(w.Error(), "dataset", d)
+		}
 	}
 	_, err = fmt.Fprintln(stdout, sum)
 	return err
 }
 
-// openSubcountries reads the okfn CSV that names the large dataset's
-// regions: --region-names, else datasets/world-cities.csv when it exists.
-// Without one, it says that the regions keep their codes.
-func openSubcountries(a *app) (*importer.Subcountries, error) {
-	path := a.cfg.Import.RegionNames
-	if path == "" {
-		if _, err := os.Stat(localSmall); err != nil {
-			a.logger.Warn("no region names: the okfn CSV that names them is not at "+localSmall+
-				" (import --dataset small puts it there), and --"+settingRegionNames.flag+" is not set", "dataset", search.Large)
-			return nil, nil
-		}
-		path = localSmall
+// roleFlag is the flag that gives an input of an import.
+func roleFlag(r importer.Role) string {
+	if r == importer.RoleGeoNames {
+		return settingGeoNames.flag
 	}
-	subs, err := importer.OpenSubcountries(path)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", settingRegionNames.flag, err)
-	}
-	return subs, nil
+	return settingRegionNames.flag
 }
 
-// Where the datasets live when --file is not given, relative to the working
-// directory (the checkout, for make run).
-const (
-	localSmall = "datasets/world-cities.csv"
-	localDir   = "datasets"
-)
-
-// sourceFile picks the file to import: --file, else the local copy in
-// datasets/ of the okfn CSV (small) or of the --source dump (large), else
-// a download of it to that copy.
-func sourceFile(ctx context.Context, d search.Dataset, file, source string, stderr io.Writer, timeouts importer.Timeouts) (string, error) {
-	if file != "" {
-		if _, err := os.Stat(file); err != nil {
-			return "", fmt.Errorf("dataset file: %w", err)
-		}
-		return file, nil
-	}
-	url, local := importer.OKFNURL, localSmall
-	if d == search.Large {
-		url, local = largeSource(source)
-	}
-	if _, err := os.Stat(local); err == nil {
-		return local, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("dataset file: %w", err)
-	}
-	if err := download(ctx, url, local, stderr, timeouts); err != nil {
-		return "", err
-	}
-	return local, nil
+// stageBars shows each stage of an import on a terminal: a bar of the
+// download, if any, then one of the reading and the store's steps. A
+// download is announced on any stderr.
+type stageBars struct {
+	w     io.Writer
+	label string // of the reading: "importing small"
+	bar   *progressBar
 }
 
-// largeSource is the URL of the --source dump and the path of its local
-// copy.
-func largeSource(source string) (url, local string) {
-	if slices.Contains(importer.GeoNamesSources, source) {
-		return importer.GeoNamesURL(source), filepath.Join(localDir, source+".zip")
+// start is an importer.Request.Progress.
+func (s *stageBars) start(st importer.Stage) importer.Progress {
+	s.finish()
+	label := s.label
+	if st.URL != "" {
+		fmt.Fprintf(s.w, "downloading %s to %s\n", st.URL, st.File)
+		label = "downloading " + st.URL
 	}
-	u, _ := neturl.Parse(source) // validated with the config
-	return source, filepath.Join(localDir, path.Base(u.Path))
+	if !isTerminal(s.w) {
+		return nil
+	}
+	s.bar = newBar(s.w, st.Size, label)
+	return s.bar
 }
 
-// download fetches url into local, with a bar on a terminal. A directory it
-// made for the file goes again when the download fails.
-func download(ctx context.Context, url, local string, stderr io.Writer, timeouts importer.Timeouts) error {
-	dir := filepath.Dir(local)
-	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("download dataset: %w", err)
+// phase is an importer.Request.Phase.
+func (s *stageBars) phase(name string) {
+	if s.bar != nil {
+		s.bar.Phase(name)
 	}
-	var progress importer.Progress
-	if isTerminal(stderr) {
-		bar := newDownloadBar(stderr, "downloading "+url)
-		defer bar.Finish()
-		progress = bar
+}
+
+// finish erases the bar of the stage, if any.
+func (s *stageBars) finish() {
+	if s.bar != nil {
+		s.bar.Finish()
+		s.bar = nil
 	}
-	fmt.Fprintf(stderr, "downloading %s to %s\n", url, local)
-	err := importer.Download(ctx, url, local, importer.DownloadOptions{Progress: progress, Timeouts: timeouts})
-	if err != nil && errors.Is(statErr, fs.ErrNotExist) {
-		os.Remove(dir) // only if empty
+}
+
+// defaultSource is the URL of the file of dataset d when --file is not
+// given: the okfn CSV, or the --source dump.
+func defaultSource(d search.Dataset, source string) string {
+	switch {
+	case d != search.Large:
+		return importer.OKFNURL
+	case slices.Contains(importer.GeoNamesSources, source):
+		return importer.GeoNamesURL(source)
 	}
-	return err
+	return source // an http(s) URL: validated with the config
+}
+
+// downloadDir is where import downloads its files: --download-dir, else
+// downloads in --data-dir.
+func downloadDir(c *config) string {
+	return cmp.Or(c.Import.DownloadDir, filepath.Join(c.DataDir, "downloads"))
 }
 
 // validateImport checks the import's settings.

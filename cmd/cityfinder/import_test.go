@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
 // strayQuoteCSV is the okfn file with a stray quote on its fourth line,
@@ -176,8 +177,9 @@ func geonamesZip(t *testing.T) []byte {
 }
 
 // Without --file, the large dataset is GeoNames' cities500.zip, downloaded
-// once into datasets/ and read with its alternate names; here from a
-// loopback server standing in for GeoNames.
+// once into the downloads of --data-dir, whatever the working directory,
+// and read with its alternate names; here from a loopback server standing
+// in for GeoNames.
 func TestImportLargeDownloadsGeoNames(t *testing.T) {
 	archive := geonamesZip(t)
 	var requests atomic.Int32
@@ -198,8 +200,11 @@ func TestImportLargeDownloadsGeoNames(t *testing.T) {
 	if !strings.HasPrefix(out, "imported 3 of 3 rows into large (0 rejected, 0 duplicates) in ") {
 		t.Errorf("summary %q", out)
 	}
-	if _, err := os.Stat(filepath.Join("datasets", "cities500.zip")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "downloads", "cities500.zip")); err != nil {
 		t.Errorf("no local copy of the download: %v", err)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Errorf("the download left %d files in the working directory", len(entries))
 	}
 	if got := firstRow(mustRunCLI(t, "query", "munc", "--dataset", "large", "--data-dir", dir)); !strings.HasPrefix(got, "München") {
 		t.Errorf("query munc = %q, want München", got)
@@ -210,6 +215,13 @@ func TestImportLargeDownloadsGeoNames(t *testing.T) {
 	if n := requests.Load(); n != 1 {
 		t.Errorf("%d downloads, want 1", n)
 	}
+
+	// --download-dir puts it elsewhere; a URL as --file is downloaded too.
+	elsewhere := filepath.Join(t.TempDir(), "cache")
+	mustRunCLI(t, "import", "--dataset", "large", "--data-dir", dir, "--download-dir", elsewhere, "--file", source)
+	if _, err := os.Stat(filepath.Join(elsewhere, "cities500.zip")); err != nil || requests.Load() != 2 {
+		t.Errorf("no download into --download-dir (%d downloads): %v", requests.Load(), err)
+	}
 }
 
 // Offline, the download fails naming the URL and --file, and leaves
@@ -218,26 +230,26 @@ func TestImportLargeOffline(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL + "/export/dump/cities1000.zip"
 	srv.Close() // connections are refused from now on
-	t.Chdir(t.TempDir())
-	_, _, err := runCLI(t, "import", "--dataset", "large", "--data-dir", t.TempDir(), "--source", url)
+	dir := t.TempDir()
+	_, _, err := runCLI(t, "import", "--dataset", "large", "--data-dir", dir, "--source", url)
 	if err == nil || !strings.Contains(err.Error(), "download "+url) || !strings.Contains(err.Error(), "--file") {
 		t.Errorf("err = %v, want one naming %s and --file", err, url)
 	}
-	if _, err := os.Stat("datasets"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the failed download left datasets/ behind: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, "downloads")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the failed download left its directory behind: %v", err)
 	}
 }
 
 func TestLargeSources(t *testing.T) {
 	for _, tc := range []struct {
-		source, url, local string
+		source, url string
 	}{
-		{"cities500", "https://download.geonames.org/export/dump/cities500.zip", "datasets/cities500.zip"},
-		{"allCountries", "https://download.geonames.org/export/dump/allCountries.zip", "datasets/allCountries.zip"},
-		{"https://mirror.example/geonames/cities5000.zip", "https://mirror.example/geonames/cities5000.zip", "datasets/cities5000.zip"},
+		{"cities500", "https://download.geonames.org/export/dump/cities500.zip"},
+		{"allCountries", "https://download.geonames.org/export/dump/allCountries.zip"},
+		{"https://mirror.example/geonames/cities5000.zip", "https://mirror.example/geonames/cities5000.zip"},
 	} {
-		if url, local := largeSource(tc.source); url != tc.url || local != tc.local {
-			t.Errorf("source %s: %s into %s, want %s into %s", tc.source, url, local, tc.url, tc.local)
+		if url := defaultSource(search.Large, tc.source); url != tc.url {
+			t.Errorf("source %s: %s, want %s", tc.source, url, tc.url)
 		}
 	}
 	for _, bad := range []string{"cities100", "ftp://example.com/cities500.zip", "https://example.com", "https://example.com/"} {

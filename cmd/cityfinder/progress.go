@@ -51,20 +51,6 @@ const (
 	tickEvery   = time.Second
 )
 
-// newProgressBar shows the import of the file at path.
-func newProgressBar(w io.Writer, path, label string) (*progressBar, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset file: %w", err)
-	}
-	return newBar(w, fi.Size(), label), nil
-}
-
-// newDownloadBar shows a download of unknown length.
-func newDownloadBar(w io.Writer, label string) *progressBar {
-	return newBar(w, -1, label)
-}
-
 // newBar starts a bar on the terminal w: it draws its first frame at the
 // first Advance or tick, and ticks until Finish.
 func newBar(w io.Writer, size int64, label string) *progressBar {

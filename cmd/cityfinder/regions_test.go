@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,8 @@ import (
 const regionsCSV = "name,country,subcountry,geonameid\n" +
 	"Cologne,Germany,North Rhine-Westphalia,2886242\nBerlin,Germany,Berlin,2950159\nMunich,Germany,Bavaria,2867714\n"
 
-// The large dataset shows region names, not codes: from
-// datasets/world-cities.csv, or --region-names, its variable or its key.
+// The large dataset shows region names, not codes: from --region-names,
+// its variable or its key.
 func TestImportNamesTheLargeDatasetsRegions(t *testing.T) {
 	archive := writeFile(t, "cities500.zip", string(geonamesZip(t)))
 	named := writeFile(t, "regions.csv", regionsCSV)
@@ -29,19 +30,11 @@ func TestImportNamesTheLargeDatasetsRegions(t *testing.T) {
 		env  map[string]string
 		args []string
 	}{
-		{"default file", nil, nil},
 		{"flag", nil, []string{"--region-names", named}},
 		{"environment", map[string]string{"CITYFINDER_REGION_NAMES": named}, nil},
 		{"config file", nil, []string{"--config", config}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Chdir(t.TempDir())
-			if tc.args == nil && tc.env == nil {
-				if err := os.Mkdir("datasets", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				writeAt(t, filepath.Join("datasets", "world-cities.csv"), regionsCSV)
-			}
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
@@ -69,14 +62,19 @@ func writeAt(t *testing.T, path, content string) {
 	}
 }
 
-// Without the okfn CSV, or for a MaxMind file without --geonames, a line
-// says that the regions have no names, and query shows no codes instead.
+// Without --region-names (even with an okfn CSV at datasets/world-cities.csv,
+// where make puts it), or for a MaxMind file without --geonames, a line says
+// that the regions have no names, and query shows no codes instead.
 func TestImportSaysWhenRegionsHaveNoNames(t *testing.T) {
 	t.Chdir(t.TempDir())
+	if err := os.Mkdir("datasets", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, filepath.Join("datasets", "world-cities.csv"), regionsCSV)
 	archive := writeFile(t, "cities500.zip", string(geonamesZip(t)))
 	dir := t.TempDir()
 	out, errOut, err := runCLI(t, "import", "--dataset", "large", "--file", archive, "--data-dir", dir)
-	if err != nil || !strings.Contains(errOut, "no region names") || !strings.Contains(errOut, "datasets/world-cities.csv") || strings.Contains(out, "region names") {
+	if err != nil || !strings.Contains(errOut, "no region names") || !strings.Contains(errOut, "--region-names") || strings.Contains(out, "region names") {
 		t.Errorf("import without the okfn CSV: %v, stdout %q, stderr %q; want a line saying the regions have no names", err, out, errOut)
 	}
 	if got, want := mustRunCLI(t, "query", "munc", "--dataset", "large", "--data-dir", dir), "NAME     COUNTRY  POPULATION\nMünchen  Germany   1,260,391\n"; got != want {
@@ -164,15 +162,7 @@ func TestQueryListsEachLineOnce(t *testing.T) {
 // whose fields (split at sep) keep, to a file it returns the path of.
 func sampleLines(t *testing.T, name, header string, keep func(fields []string) bool, sep string) string {
 	t.Helper()
-	f, err := os.Open(shareddata.Path(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gz := openShared(t, name)
 	var b strings.Builder
 	if header != "" {
 		b.WriteString(header + "\n")
@@ -188,4 +178,20 @@ func sampleLines(t *testing.T, name, header string, keep func(fields []string) b
 		t.Fatal(err)
 	}
 	return writeFile(t, strings.TrimSuffix(name, ".gz"), b.String())
+}
+
+// openShared opens the gzipped shared dataset file name, decompressed, until
+// the test ends.
+func openShared(t *testing.T, name string) io.Reader {
+	t.Helper()
+	f, err := os.Open(shareddata.Path(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gz
 }

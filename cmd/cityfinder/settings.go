@@ -152,13 +152,16 @@ var (
 		form: strings.Join(importer.GeoNamesSources, ", ") + ", or the http(s) URL of a copy of one",
 		// A URL of a copy may carry a user name and password.
 		secret: true,
-		note:   "It goes into datasets/, once; allCountries gives its populated places."}
+		note:   "It goes into import.download_dir, once; allCountries gives its populated places."}
 	settingRegionNames = &setting{key: "import.region_names", flag: "region-names", env: "CITYFINDER_REGION_NAMES", kind: textKind, def: "", commands: cmdImport,
-		doc:  "okfn world-cities CSV whose subcountry column names the regions of --dataset large, instead of their codes (default: " + localSmall + " when it exists)",
+		doc:  "okfn world-cities CSV whose subcountry column names the regions of --dataset large, instead of their codes",
 		form: "the path of an okfn world-cities CSV",
 		note: `GeoNames and MaxMind give codes ("40", "ENG"), the large dataset shows names ("Tokyo", "England") wherever the CSV ` +
-			"names them (a MaxMind file's only with import.geonames). Empty: " + localSmall + " when it exists, else the regions " +
-			"keep their codes only and the import says so."}
+			"names them (a MaxMind file's only with import.geonames). Empty: the regions keep their codes, and the import says so."}
+	settingDownloadDir = &setting{key: "import.download_dir", flag: "download-dir", env: "CITYFINDER_DOWNLOAD_DIR", kind: textKind, def: "", commands: cmdImport,
+		doc:  "directory that import downloads a dataset into, once, when --file is not given or is a URL (default: downloads in --data-dir)",
+		form: "the path of a directory",
+		note: "A file already there is imported again rather than downloaded."}
 
 	settingLogLevel = &setting{key: "log.level", flag: "log-level", env: "CITYFINDER_LOG_LEVEL", kind: textKind, def: "info", commands: everyCommand,
 		doc: "log level: debug, info, warn or error", form: "debug, info, warn or error",
@@ -272,7 +275,7 @@ var (
 // settings is the table: every setting, in the order of the config file.
 var settings = []*setting{
 	settingConfig, settingDataDir, settingDataset,
-	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames,
+	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingDownloadDir,
 	settingLogLevel,
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,

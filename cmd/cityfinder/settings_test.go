@@ -154,6 +154,7 @@ var badSettings = map[*setting][]badSetting{
 var anyText = map[*setting]string{
 	settingGeoNames:    "a path, which the import opens",
 	settingRegionNames: "a path, which the import opens",
+	settingDownloadDir: "a path, which the import creates when it downloads",
 }
 
 // goParserWords are what Go's parsers and the decoder say; no message

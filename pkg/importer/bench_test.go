@@ -116,7 +116,7 @@ func BenchmarkImportLarge(b *testing.B) {
 	b.ReportAllocs()
 	rows := 0
 	for b.Loop() {
-		sum, err := importer.ImportFile(b.Context(), memory.New(), path, importer.Options{Dataset: search.Large})
+		sum, err := importFile(b.Context(), memory.New(), path, importer.Request{Dataset: search.Large})
 		if err != nil {
 			b.Fatal(err)
 		}

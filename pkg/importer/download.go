@@ -98,6 +98,10 @@ type DownloadOptions struct {
 	Progress Progress
 	// Timeouts bound each phase of the download.
 	Timeouts Timeouts
+	// Dir is the directory an import downloads a source given as a URL
+	// into (see Source); Download itself ignores it. Empty: an import
+	// downloads nothing.
+	Dir string
 }
 
 // Download fetches url into the file dst. It streams the body into a

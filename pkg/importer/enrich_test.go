@@ -324,10 +324,11 @@ func TestOpenGazetteerFailsOnBadFiles(t *testing.T) {
 	}
 }
 
-// An import enriched on its workers stores what the enrichment of the
-// sequential reader gives.
-func TestImportEnrichesAsTheSequentialReader(t *testing.T) {
+// An import with a GeoNames dump stores what Gazetteer.Enrich gives: the
+// dump is read and joined by the same one stage.
+func TestImportEnrichesAsTheGazetteer(t *testing.T) {
 	g := mustGazetteer(t)
+	geonames := importer.Source{Name: datasetPath(t, "geonames-cities1000.txt.gz")}
 	for _, tt := range []struct {
 		dataset  search.Dataset
 		file     string
@@ -339,10 +340,10 @@ func TestImportEnrichesAsTheSequentialReader(t *testing.T) {
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			store := memory.New()
-			sum := mustImport(t, store, datasetPath(t, tt.file), importer.Options{Dataset: tt.dataset, Enrich: g})
+			sum := mustImport(t, store, datasetPath(t, tt.file), importer.Request{Dataset: tt.dataset, GeoNames: geonames})
 			cities, n := mustEnrichFile(t, g, tt.dataset, tt.file)
 			if sum.Enriched != n || n == 0 {
-				t.Errorf("import enriched %d rows, the sequential reader %d", sum.Enriched, n)
+				t.Errorf("import enriched %d rows, Enrich %d", sum.Enriched, n)
 			}
 			if !strings.Contains(sum.String(), " enriched from GeoNames") {
 				t.Errorf("summary %q does not say how many rows were enriched", sum)

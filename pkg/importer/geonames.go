@@ -121,8 +121,7 @@ func (p *Place) city(country string, t *nameTidier) search.City {
 // The first line must be a GeoNames row, which tells the file from others;
 // the rows after it that are not are malformed rows.
 type GeoNamesReader struct {
-	rows  rowScanner
-	parse geonamesParser
+	lineRows[Place, *geonamesParser]
 }
 
 // geonamesParser makes places of GeoNames lines; each reading goroutine
@@ -144,7 +143,7 @@ func NewGeoNamesReader(r io.Reader, opts ReaderOptions) (*GeoNamesReader, error)
 	if err != nil {
 		return nil, err
 	}
-	return &GeoNamesReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}}, nil
+	return &GeoNamesReader{newLineRows(lines, opts, "GeoNames file", &geonamesParser{})}, nil
 }
 
 // geonamesLines checks that the first line of r is a GeoNames row and
@@ -176,14 +175,6 @@ func isGeoNamesRow(line []byte) bool {
 	}
 	return true
 }
-
-// Read returns the next well-formed row, or io.EOF after the last.
-func (r *GeoNamesReader) Read() (Place, error) {
-	return scanRow(&r.rows, "GeoNames file", &r.parse)
-}
-
-// Stats returns the counts so far.
-func (r *GeoNamesReader) Stats() ReadStats { return r.rows.log.stats() }
 
 // parse turns a line into a place, or says why it cannot.
 func (r *geonamesParser) parse(line []byte) (Place, string) {
@@ -287,9 +278,7 @@ func alternateNames(field []byte) ([]string, string) {
 // ReadStats.Skipped). It counts the rows whose country code has no English
 // name.
 type GeoNamesCityReader struct {
-	rows    rowScanner
-	parse   *geonamesCityParser
-	unknown unknownCountries
+	lineRows[search.City, *geonamesCityParser]
 }
 
 // geonamesCityParser makes cities of GeoNames lines; each reading
@@ -310,26 +299,11 @@ func NewGeoNamesCityReader(r io.Reader, opts ReaderOptions) (*GeoNamesCityReader
 	if err != nil {
 		return nil, err
 	}
-	return &GeoNamesCityReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newGeoNamesCityParser()}, nil
+	return &GeoNamesCityReader{newLineRows(lines, opts, "GeoNames file", newGeoNamesCityParser())}, nil
 }
 
 func newGeoNamesCityParser() *geonamesCityParser {
 	return &geonamesCityParser{}
-}
-
-// Read returns the next well-formed row as a city, or io.EOF after the last.
-func (r *GeoNamesCityReader) Read() (search.City, error) {
-	c, err := scanRow(&r.rows, "GeoNames file", r.parse)
-	r.unknown.add(r.parse.countries.pending)
-	r.parse.countries.pending = r.parse.countries.pending[:0]
-	return c, err
-}
-
-// Stats returns the counts so far.
-func (r *GeoNamesCityReader) Stats() ReadStats {
-	st := r.rows.log.stats()
-	r.unknown.addTo(&st)
-	return st
 }
 
 func (r *geonamesCityParser) takeUnknown(dst []string) []string { return r.countries.takeUnknown(dst) }

@@ -436,8 +436,25 @@ func TestZipArchiveChecksItsContent(t *testing.T) {
 	if _, err := io.ReadAll(in); !errors.Is(err, zip.ErrChecksum) {
 		t.Errorf("reading a corrupt member: %v, want zip.ErrChecksum", err)
 	}
-	if _, err := importer.NewInput(io.MultiReader(bytes.NewReader(data))); err == nil || !strings.Contains(err.Error(), "not a stream") {
-		t.Errorf("a zip from a stream: %v, want an error saying it needs a file", err)
+	in.Close()
+
+	// From a stream, which cannot seek to the archive's directory, the
+	// archive is read from a temporary copy, checked alike and removed.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	in, err = importer.NewInput(io.MultiReader(bytes.NewReader(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(in); !errors.Is(err, zip.ErrChecksum) {
+		t.Errorf("reading a corrupt member from a stream: %v, want zip.ErrChecksum", err)
+	}
+	if in.Size() != int64(len(data)) {
+		t.Errorf("size %d of the copied archive, want %d", in.Size(), len(data))
+	}
+	in.Close()
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the copy of the archive is left behind: %v", left)
 	}
 }
 
@@ -447,7 +464,7 @@ func TestImportGeoNamesAsADataset(t *testing.T) {
 		kolnRow().with("geonameid", "3").with("latitude", "x").String()
 	path := mustZip(t, "cities1000.zip", zip.Deflate, "cities1000.txt", dump)
 	var p recorder
-	sum, err := importer.ImportFile(t.Context(), store, path, importer.Options{Dataset: search.Large, Format: importer.FormatGeoNames, Progress: &p})
+	sum, err := importFile(t.Context(), store, path, importer.Request{Dataset: search.Large, Format: importer.FormatGeoNames, Progress: following(&p)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +495,7 @@ func TestImportGeoNamesSkipsOtherThanPopulatedPlaces(t *testing.T) {
 		kolnRow().with("geonameid", "2").with("name", "Kölner Bucht").with("feature class", "L").String() +
 		kolnRow().with("geonameid", "3").with("name", "Rhein").with("feature class", "H").with("latitude", "x").String() +
 		kolnRow().with("geonameid", "4").with("name", "Bonn").with("asciiname", "Bonn").with("alternatenames", "Bonna,BONN, ,Бонн,ボン,BN").String()
-	sum, err := importer.Import(t.Context(), store, strings.NewReader(dump), importer.Options{Dataset: search.Large, Format: importer.FormatGeoNames})
+	sum, err := importStream(t.Context(), store, strings.NewReader(dump), importer.Request{Dataset: search.Large, Format: importer.FormatGeoNames})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,8 +516,8 @@ func TestImportGeoNamesSkipsOtherThanPopulatedPlaces(t *testing.T) {
 
 func TestImportTheSharedGeoNamesFile(t *testing.T) {
 	store := memory.New()
-	sum, err := importer.ImportFile(t.Context(), store, datasetPath(t, "geonames-cities1000.txt.gz"),
-		importer.Options{Dataset: search.Large, Format: importer.FormatGeoNames})
+	sum, err := importFile(t.Context(), store, datasetPath(t, "geonames-cities1000.txt.gz"),
+		importer.Request{Dataset: search.Large, Format: importer.FormatGeoNames})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package importer_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -138,4 +139,21 @@ func mustRowError(tb testing.TB, err error, line int) {
 	if re.Line != line {
 		tb.Fatalf("malformed row at line %d, want %d (err %v)", re.Line, line, err)
 	}
+}
+
+// importFile imports the file at path with req, its Source set to path.
+func importFile(ctx context.Context, store search.Store, path string, req importer.Request) (importer.Summary, error) {
+	req.Source = importer.Source{Name: path}
+	return (&importer.Importer{Store: store}).Import(ctx, req)
+}
+
+// importStream imports what r reads with req, its Source set to r.
+func importStream(ctx context.Context, store search.Store, r io.Reader, req importer.Request) (importer.Summary, error) {
+	req.Source = importer.Source{Reader: r}
+	return (&importer.Importer{Store: store}).Import(ctx, req)
+}
+
+// following hands p every stage of an import.
+func following(p importer.Progress) func(importer.Stage) importer.Progress {
+	return func(importer.Stage) importer.Progress { return p }
 }

@@ -95,7 +95,7 @@ func TestImportFile(t *testing.T) {
 			store := memory.New()
 			path := filepath.Join("testdata", tt.file)
 			var p recorder
-			got, err := importer.ImportFile(t.Context(), store, path, importer.Options{Dataset: tt.dataset, Progress: &p})
+			got, err := importFile(t.Context(), store, path, importer.Request{Dataset: tt.dataset, Progress: following(&p)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestImportSharedDatasets(t *testing.T) {
 			}
 			store := memory.New()
 			var p recorder
-			sum, err := importer.ImportFile(t.Context(), store, path, importer.Options{Dataset: tt.dataset, Progress: &p})
+			sum, err := importFile(t.Context(), store, path, importer.Request{Dataset: tt.dataset, Progress: following(&p)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,14 +183,14 @@ func TestImportFailureKeepsThePreviousDataset(t *testing.T) {
 		name    string
 		dataset search.Dataset
 		path    string
-		opts    importer.Options
+		opts    importer.Request
 		check   func(t *testing.T, err error)
 	}{
 		{
 			name:    "strict import with a malformed row",
 			dataset: search.Small,
 			path:    filepath.Join("testdata", "okfn-malformed.csv"),
-			opts:    importer.Options{Strict: true},
+			opts:    importer.Request{Strict: true},
 			check: func(t *testing.T, err error) {
 				mustRowError(t, err, 3)
 				if !strings.Contains(err.Error(), "okfn-malformed.csv") {
@@ -248,7 +248,7 @@ func TestImportFailureKeepsThePreviousDataset(t *testing.T) {
 			}
 			opts := tt.opts
 			opts.Dataset = tt.dataset
-			sum, err := importer.ImportFile(t.Context(), store, tt.path, opts)
+			sum, err := importFile(t.Context(), store, tt.path, opts)
 			if err == nil {
 				t.Fatalf("import succeeded: %v", sum)
 			}
@@ -279,7 +279,7 @@ func TestImportDetectsTheLargeDatasetsFormat(t *testing.T) {
 		{"a plain GeoNames dump", mustWriteFile(t, "worldcitiespop.txt", []byte(kolnRow().String())), 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			sum, err := importer.ImportFile(t.Context(), memory.New(), tt.path, importer.Options{Dataset: search.Large})
+			sum, err := importFile(t.Context(), memory.New(), tt.path, importer.Request{Dataset: search.Large})
 			if err != nil || sum.Imported != tt.rows {
 				t.Errorf("import: %v, %v; want %d cities", sum, err, tt.rows)
 			}
@@ -294,7 +294,7 @@ func TestImportReadsStreams(t *testing.T) {
 	}
 	store := memory.New()
 	var p recorder
-	sum, err := importer.Import(t.Context(), store, bytes.NewReader(data), importer.Options{Dataset: search.Large, Progress: &p})
+	sum, err := importStream(t.Context(), store, bytes.NewReader(data), importer.Request{Dataset: search.Large, Progress: following(&p)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestImportReadsStreams(t *testing.T) {
 }
 
 func TestImportRejectsUnknownDataset(t *testing.T) {
-	_, err := importer.Import(t.Context(), memory.New(), strings.NewReader("name\n"), importer.Options{Dataset: "medium"})
+	_, err := importStream(t.Context(), memory.New(), strings.NewReader("name\n"), importer.Request{Dataset: "medium"})
 	if !errors.Is(err, search.ErrUnknownDataset) {
 		t.Fatalf("err = %v, want ErrUnknownDataset", err)
 	}
@@ -313,7 +313,7 @@ func TestImportRejectsUnknownDataset(t *testing.T) {
 func TestImportStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := importer.ImportFile(ctx, memory.New(), filepath.Join("testdata", "okfn-bom-crlf.csv"), importer.Options{Dataset: search.Small})
+	_, err := importFile(ctx, memory.New(), filepath.Join("testdata", "okfn-bom-crlf.csv"), importer.Request{Dataset: search.Small})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

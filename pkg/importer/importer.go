@@ -3,13 +3,20 @@
 // search.Store, optionally completing them with the population, location
 // and other names of GeoNames places (see Gazetteer).
 //
+// An Importer does the whole job from a Request: it finds or downloads the
+// source (a path, "-" for standard input, an http(s) URL or a reader),
+// tells its compression and format from its first bytes, reads only the
+// inputs that format uses, each once, and loads the rows (see
+// Importer.Import).
+//
 // # Reading
 //
 // Each format has a reader that reads a file line by line on the caller's
 // goroutine (NewOKFNReader, NewMaxMindReader, NewGeoNamesReader). An import
 // reads the same lines in parallel: one goroutine cuts them, a worker per
 // CPU parses them, and the rows come back in file order, so that line
-// numbers, rejections and strict reads are the same either way.
+// numbers, rejections and strict reads are the same either way. Then one
+// stage enriches them (see Gazetteer.Enrich) and one names their regions.
 //
 // # Encoding
 //
@@ -37,7 +44,9 @@
 // GeoNames and MaxMind give a city's first-level division as a code; the
 // okfn CSV names the division of each of its cities by geonameid. An
 // import of the large dataset joins the two (see Subcountries and
-// RegionNames) so that its cities show "Tokyo", not "40".
+// RegionNames) so that its cities show "Tokyo", not "40". A GeoNames dump's
+// codes are learnt as its rows stream past, which are held back until the
+// last is read, so that the dump is read once, from a pipe too.
 //
 // # Hostile files
 //

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
@@ -33,8 +32,8 @@ var (
 //
 // A zip archive must hold the dataset as a .txt member named like the
 // archive (GeoNames' cities500.zip holds cities500.txt), or as its only .txt
-// member; it can only be read from a file or another io.ReaderAt, since its
-// directory is at its end.
+// member. Its directory is at its end, so an archive on a pipe is copied to
+// a temporary file before it is read (see NewInput).
 type Input struct {
 	raw    countingReader // the raw file, or the zip member's compressed bytes
 	out    *bufio.Reader  // the content, buffered so that Format can peek at it
@@ -42,7 +41,9 @@ type Input struct {
 	member string // the zip member read, "" for other files
 	closer io.Closer
 	closeZ io.Closer // the zip member's decompressor
-	size   int64
+	// spooled is the temporary copy of a zip archive read from a stream.
+	spooled *os.File
+	size    int64
 }
 
 // Open opens the dataset file at path for import.
@@ -70,9 +71,11 @@ func Open(path string) (*Input, error) {
 }
 
 // NewInput wraps a stream of a dataset file (a pipe, a response body) the way
-// Open wraps a file; its Size is unknown (-1). A zip archive is read only
-// when r is also an io.ReaderAt with a Size method (bytes.Reader,
-// io.SectionReader). Close does not close r.
+// Open wraps a file; its Size is unknown (-1). A zip archive is read in
+// place when r is also an io.ReaderAt with a Size method (bytes.Reader,
+// io.SectionReader); from any other stream, whose end holds the archive's
+// directory, it is first copied to a temporary file, which Close removes.
+// Close does not close r.
 func NewInput(r io.Reader) (*Input, error) {
 	return newInput(r, "", -1)
 }
@@ -99,9 +102,16 @@ func newInput(r io.Reader, name string, size int64) (*Input, error) {
 			size = s.Size()
 		}
 		if !ok || size < 0 {
-			return nil, errors.New("zip archive: can only be read from a file, not a stream")
+			// A stream: the archive's directory is at its end.
+			f, n, err := spool(br)
+			if err != nil {
+				return nil, fmt.Errorf("zip archive: %w", err)
+			}
+			in.spooled, in.size = f, n
+			ra, size = f, n
 		}
 		if err := in.openZip(ra, name, size); err != nil {
+			in.Close()
 			return nil, fmt.Errorf("zip archive: %w", err)
 		}
 	default:
@@ -237,7 +247,27 @@ func (in *Input) Close() error {
 			err = cerr
 		}
 	}
+	if in.spooled != nil {
+		in.spooled.Close()
+		os.Remove(in.spooled.Name())
+	}
 	return err
+}
+
+// spool copies a stream to a temporary file and returns the file and its
+// size.
+func spool(r io.Reader) (*os.File, int64, error) {
+	f, err := os.CreateTemp("", "cityfinder-*.zip")
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := io.Copy(f, r)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, fmt.Errorf("copy to %s: %w", f.Name(), err)
+	}
+	return f, n, nil
 }
 
 // countingReader counts the bytes read through it. One goroutine reads an

@@ -137,6 +137,41 @@ type rowScanner struct {
 	log   rowLog
 }
 
+// lineRows reads the rows that a parser makes of the lines of a file, on
+// the caller's goroutine: what the okfn, MaxMind and GeoNames readers share
+// (their constructor checks the file's start, their parser makes the rows).
+// It counts the rows whose country code has no English name when the parser
+// notes them (see unknownTaker).
+type lineRows[T any, P rowParser[T]] struct {
+	rows    rowScanner
+	parse   P
+	what    string // names the format in read errors
+	unknown unknownCountries
+	codes   []string // scratch for the parser's unknown codes
+}
+
+// newLineRows reads lines with p; what names the format in read errors.
+func newLineRows[T any, P rowParser[T]](lines *lineReader, opts ReaderOptions, what string, p P) lineRows[T, P] {
+	return lineRows[T, P]{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: p, what: what}
+}
+
+// Read returns the next well-formed row, or io.EOF after the last.
+func (r *lineRows[T, P]) Read() (T, error) {
+	v, err := scanRow(&r.rows, r.what, r.parse)
+	if ut, ok := any(r.parse).(unknownTaker); ok {
+		r.codes = ut.takeUnknown(r.codes[:0])
+		r.unknown.add(r.codes)
+	}
+	return v, err
+}
+
+// Stats returns the counts so far.
+func (r *lineRows[T, P]) Stats() ReadStats {
+	st := r.rows.log.stats()
+	r.unknown.addTo(&st)
+	return st
+}
+
 // rowParser makes a row of a line, or says why the line is malformed, or
 // says skipRow for a well-formed line that is not a row of the dataset.
 type rowParser[T any] interface {

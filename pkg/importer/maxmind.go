@@ -24,9 +24,7 @@ var maxmindColumns = []string{"Country", "City", "AccentCity", "Region", "Popula
 // when it has none), CountryCode the code in lower case; a row whose code
 // is not two ASCII letters or digits is malformed.
 type MaxMindReader struct {
-	rows    rowScanner
-	parse   *maxmindParser
-	unknown unknownCountries
+	lineRows[search.City, *maxmindParser]
 }
 
 // maxmindParser makes cities of MaxMind lines; each reading goroutine has
@@ -48,7 +46,7 @@ func NewMaxMindReader(r io.Reader, opts ReaderOptions) (*MaxMindReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MaxMindReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newMaxMindParser()}, nil
+	return &MaxMindReader{newLineRows(lines, opts, "MaxMind file", newMaxMindParser())}, nil
 }
 
 // maxmindLines checks the header of r and returns the lines after it.
@@ -69,21 +67,6 @@ func newMaxMindParser() *maxmindParser {
 	p := &maxmindParser{}
 	p.regions.conv = p.decode
 	return p
-}
-
-// Read returns the next well-formed row as a city, or io.EOF after the last.
-func (r *MaxMindReader) Read() (search.City, error) {
-	c, err := scanRow(&r.rows, "MaxMind file", r.parse)
-	r.unknown.add(r.parse.countries.pending)
-	r.parse.countries.pending = r.parse.countries.pending[:0]
-	return c, err
-}
-
-// Stats returns the counts so far.
-func (r *MaxMindReader) Stats() ReadStats {
-	st := r.rows.log.stats()
-	r.unknown.addTo(&st)
-	return st
 }
 
 func (r *maxmindParser) takeUnknown(dst []string) []string { return r.countries.takeUnknown(dst) }

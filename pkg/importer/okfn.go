@@ -33,8 +33,7 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // Country is that code's short name (search.CountryName: "Iran"), so that
 // both datasets name a country alike. A name that maps to no code stays.
 type OKFNReader struct {
-	rows  rowScanner
-	parse *okfnParser
+	lineRows[search.City, *okfnParser]
 }
 
 // okfnParser makes cities of okfn lines; each reading goroutine has its own.
@@ -56,7 +55,7 @@ func NewOKFNReader(r io.Reader, opts ReaderOptions) (*OKFNReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OKFNReader{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: newOKFNParser()}, nil
+	return &OKFNReader{newLineRows(lines, opts, "okfn csv", newOKFNParser())}, nil
 }
 
 // okfnLines checks the header of r and returns the lines after it.
@@ -84,14 +83,6 @@ func okfnLines(r io.Reader) (*lineReader, error) {
 func newOKFNParser() *okfnParser {
 	return &okfnParser{countries: make(map[string]okfnCountry)}
 }
-
-// Read returns the next well-formed row as a city, or io.EOF after the last.
-func (r *OKFNReader) Read() (search.City, error) {
-	return scanRow(&r.rows, "okfn csv", r.parse)
-}
-
-// Stats returns the counts so far.
-func (r *OKFNReader) Stats() ReadStats { return r.rows.log.stats() }
 
 // parse turns a line into a city, or says why it cannot.
 func (r *okfnParser) parse(line []byte) (search.City, string) {

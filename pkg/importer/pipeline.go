@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // An import reads its file in parallel: one goroutine cuts the decompressed
@@ -90,13 +89,6 @@ type pipeline struct {
 	// consumed tells how far into the raw file reading has got (nil when
 	// unknown).
 	consumed func() int64
-	// enrich, when not nil, completes the cities with a location on the
-	// workers (see locatedEnricher), counting them in enriched.
-	enrich   *Gazetteer
-	enriched *atomic.Int64
-	// regions, when not nil, names the regions of the places that enrich
-	// joins cities with (see locatedEnricher).
-	regions *RegionNames
 }
 
 // defaultPipeline reads with a worker per CPU.

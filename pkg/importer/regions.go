@@ -1,12 +1,11 @@
 package importer
 
 import (
-	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -27,13 +26,9 @@ const (
 	maxRegionRun = 1 << 18
 )
 
-// PhaseRegionNames is the step of an import that reads a GeoNames dump's
-// codes to name its regions, before it reads the rows (see Options.Phase).
-const PhaseRegionNames = "reading the region names"
-
 // Subcountries are the division names (the subcountry column) of the okfn
 // CSV's cities, by geonameid: what names the regions of a GeoNames dump or
-// a MaxMind file (see Options.Subcountries). Read-only once read, and safe
+// a MaxMind file (see Request.RegionNames). Read-only once read, and safe
 // for concurrent use.
 type Subcountries struct {
 	byID map[uint32]string
@@ -181,84 +176,6 @@ func (g *Gazetteer) RegionNames(s *Subcountries) *RegionNames {
 	return v.names()
 }
 
-// OpenRegionNames reads the GeoNames dump at path (plain, .gz or .zip; see
-// Open) and names the divisions of its places with s (see
-// ReadRegionNames). Errors name the file.
-func OpenRegionNames(path string, s *Subcountries) (*RegionNames, error) {
-	return readFile(path, "GeoNames file", func(r io.Reader) (*RegionNames, error) { return ReadRegionNames(r, s) })
-}
-
-// ReadRegionNames reads the ids, country and admin1 codes of the places of
-// a GeoNames dump (see NewGeoNamesReader) and names their divisions with
-// s. It reads nothing else of a row, and leaves malformed rows to the
-// import to count: only a file that is no GeoNames dump fails (ErrHeader).
-func ReadRegionNames(r io.Reader, s *Subcountries) (*RegionNames, error) {
-	lines, err := geonamesLines(r)
-	if err != nil {
-		return nil, err
-	}
-	pl := pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines}
-	pr := newParallelReader(lines, ReaderOptions{}, "GeoNames file", pl, func() *divisionParser { return &divisionParser{s: s} })
-	defer pr.Close()
-	v := newRegionVoter(s)
-	for {
-		p, err := pr.Read()
-		if errors.Is(err, io.EOF) {
-			return v.names(), nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		v.add(p.id, p.country, p.admin1)
-	}
-}
-
-// placeDivision is a place of a GeoNames dump and its division.
-type placeDivision struct {
-	id      uint32
-	country code
-	admin1  string
-}
-
-// divisionParser reads the division of the places of a GeoNames dump that
-// the okfn file names, and skips every other line.
-type divisionParser struct {
-	s      *Subcountries
-	code   []byte
-	values interner
-}
-
-func (p *divisionParser) parse(line []byte) (placeDivision, string) {
-	first, _, _ := bytes.Cut(line, []byte{'\t'})
-	id, ok := parseID(first)
-	if _, named := p.s.byID[id]; !ok || !named {
-		return placeDivision{}, skipRow
-	}
-	var f [gnAdmin1 + 1][]byte
-	if splitFields(f[:], line, '\t') != len(geonamesColumns) {
-		return placeDivision{}, skipRow
-	}
-	if p.code, ok = appendCountryCode(p.code[:0], bytes.TrimSpace(f[gnCountry]), false); !ok {
-		return placeDivision{}, skipRow
-	}
-	return placeDivision{id: id, country: code{p.code[0], p.code[1]}, admin1: p.values.get(bytes.TrimSpace(f[gnAdmin1]))}, ""
-}
-
-// parseID parses a geonameid: 1 to 10 digits, less than 2³².
-func parseID(b []byte) (uint32, bool) {
-	if len(b) == 0 || len(b) > 10 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return uint32(n), n > 0 && n <= math.MaxUint32
-}
-
 // Len is how many divisions r names.
 func (r *RegionNames) Len() int { return len(r.byDivision) }
 
@@ -284,54 +201,215 @@ func (r *RegionNames) division(country code, admin1 string) string {
 	return r.byDivision[regionKey{country, admin1}]
 }
 
-// regionReader gives the cities of another reader the names of their
-// regions, and counts the cities that have one.
-type regionReader struct {
-	r     search.CityReader
-	names *RegionNames
-	// learn says that the cities' Region codes are not GeoNames' (MaxMind
-	// rows): a city that was joined with a GeoNames place comes with the
-	// name of the place's region (see locatedEnricher), and the cities of
-	// a country are held back until its codes are learnt from them.
-	learn bool
+// heldCities hands out, in order, the cities that a region namer held back
+// until it knew the names of their regions, and counts those that have one.
+type heldCities struct {
+	run   []search.City
+	next  int // the next of run to return
 	named int
+}
 
-	run     []search.City // a country's cities, held back
-	next    int           // the next of run to return
-	pending search.City   // the first city of the next run
-	held    bool          // pending holds a city
-	err     error         // what Read returns after run
+// take returns the next held city, or false when none is left.
+func (h *heldCities) take() (search.City, bool) {
+	if h.next == len(h.run) {
+		return search.City{}, false
+	}
+	c := h.run[h.next]
+	h.run[h.next] = search.City{} // let the run forget it
+	h.next++
+	if c.Subcountry != "" {
+		h.named++
+	}
+	return c, true
+}
+
+// geonamesRegions names the regions of the cities of a GeoNames dump as
+// they stream past, reading the dump once: a city that the okfn CSV names
+// by id votes for the name of its division (see RegionNames), and every
+// city is held back until the last is read, when the votes are counted and
+// each city takes its own name or its division's. The store holds every
+// city until it builds anyway; this holds them a little earlier, packed
+// (see heldRows) at about half the memory of the cities themselves.
+type geonamesRegions struct {
+	r     search.CityReader
+	subs  *Subcountries
+	names *RegionNames // once the dump is read
+	held  heldRows
+	named int
+	err   error // what Read returns after the held cities
 }
 
 // Read returns the next city, with its region's name as Subcountry when
 // one is known.
-func (r *regionReader) Read() (search.City, error) {
-	if !r.learn {
-		c, err := r.r.Read()
-		if err == nil && c.Subcountry == "" {
-			c.Subcountry = r.names.Name(c.ID, c.CountryCode, c.Region)
-		}
-		if err == nil && c.Subcountry != "" {
-			r.named++
-		}
-		return c, err
+func (g *geonamesRegions) Read() (search.City, error) {
+	if g.names == nil && g.err == nil {
+		g.readAll()
 	}
-	if r.next == len(r.run) {
-		if r.err != nil {
-			return search.City{}, r.err
-		}
-		r.readRun()
+	c, ok := g.held.take()
+	if !ok {
+		return search.City{}, g.err
 	}
-	if r.next == len(r.run) {
-		return search.City{}, r.err
-	}
-	c := r.run[r.next]
-	r.run[r.next] = search.City{} // let the run forget it
-	r.next++
-	if c.Subcountry != "" {
-		r.named++
+	if c.Subcountry = g.names.Name(c.ID, c.CountryCode, c.Region); c.Subcountry != "" {
+		g.named++
 	}
 	return c, nil
+}
+
+// readAll reads and votes on every city, holding each back; on a read
+// error it keeps that error and hands out nothing.
+func (g *geonamesRegions) readAll() {
+	v := newRegionVoter(g.subs)
+	for {
+		c, err := g.r.Read()
+		if err != nil {
+			if g.err = err; !errors.Is(err, io.EOF) {
+				g.held = heldRows{}
+				return
+			}
+			break
+		}
+		v.add(c.ID, countryCode(c.CountryCode), c.Region)
+		g.held.add(&c)
+	}
+	g.names = v.names()
+}
+
+// heldRows keeps GeoNames cities packed in large byte blocks while they wait
+// for their region names, rather than as City values: a City's string
+// headers, its slice of alternate names and their allocations weigh more
+// than its text. A GeoNames city has no Subcountry to keep.
+type heldRows struct {
+	blocks [][]byte
+	// areas are the (country, code, region) triples of the cities, by the
+	// index each record holds.
+	areas  []heldArea
+	areaOf map[heldArea]uint32
+	// next is the block and offset of the next record to take.
+	nextBlock, nextOff int
+}
+
+type heldArea struct{ country, code, region string }
+
+// heldBlock is the size of a block of records; a longer record gets a
+// block of its own.
+const heldBlock = 1 << 20
+
+// A record: the fixed fields, then the name, the slug and each alternate
+// name, each after its length (uint16).
+const (
+	heldFixed = 4 + 4 + 8 + 8 + 8 + 1 + 2 // id, area, population, lat, lon, has location, alternate names
+	heldLen   = 2
+)
+
+// add packs c.
+func (h *heldRows) add(c *search.City) {
+	size := heldFixed + heldLen + len(c.Name) + heldLen + len(c.Slug)
+	for _, n := range c.AltNames {
+		size += heldLen + len(n)
+	}
+	if len(h.blocks) == 0 || cap(h.blocks[len(h.blocks)-1])-len(h.blocks[len(h.blocks)-1]) < size {
+		h.blocks = append(h.blocks, make([]byte, 0, max(heldBlock, size)))
+	}
+	if h.areaOf == nil {
+		h.areaOf = make(map[heldArea]uint32)
+	}
+	a := heldArea{c.Country, c.CountryCode, c.Region}
+	ai, ok := h.areaOf[a]
+	if !ok {
+		ai = uint32(len(h.areas))
+		h.areas = append(h.areas, a)
+		h.areaOf[a] = ai
+	}
+	b := h.blocks[len(h.blocks)-1]
+	b = binary.LittleEndian.AppendUint32(b, c.ID)
+	b = binary.LittleEndian.AppendUint32(b, ai)
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.Population))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Lat))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Lon))
+	var located byte
+	if c.HasLocation {
+		located = 1
+	}
+	b = append(b, located)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.AltNames)))
+	for _, text := range append([]string{c.Name, c.Slug}, c.AltNames...) {
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(text)))
+		b = append(b, text...)
+	}
+	h.blocks[len(h.blocks)-1] = b
+}
+
+// take unpacks the next city, or returns false when none is left. Each
+// block goes once its records are taken.
+func (h *heldRows) take() (search.City, bool) {
+	for h.nextBlock < len(h.blocks) && h.nextOff == len(h.blocks[h.nextBlock]) {
+		h.blocks[h.nextBlock] = nil
+		h.nextBlock, h.nextOff = h.nextBlock+1, 0
+	}
+	if h.nextBlock == len(h.blocks) {
+		return search.City{}, false
+	}
+	b := h.blocks[h.nextBlock][h.nextOff:]
+	var c search.City
+	c.ID = binary.LittleEndian.Uint32(b)
+	a := h.areas[binary.LittleEndian.Uint32(b[4:])]
+	c.Country, c.CountryCode, c.Region = a.country, a.code, a.region
+	c.Population = int64(binary.LittleEndian.Uint64(b[8:]))
+	c.Lat = math.Float64frombits(binary.LittleEndian.Uint64(b[16:]))
+	c.Lon = math.Float64frombits(binary.LittleEndian.Uint64(b[24:]))
+	c.HasLocation = b[32] == 1
+	alts := int(binary.LittleEndian.Uint16(b[33:]))
+	// One string for the record's text, which its names share.
+	var offs [][2]int
+	var text []byte
+	rest := b[heldFixed:]
+	for range 2 + alts {
+		n := int(binary.LittleEndian.Uint16(rest))
+		offs = append(offs, [2]int{len(text), len(text) + n})
+		text = append(text, rest[heldLen:heldLen+n]...)
+		rest = rest[heldLen+n:]
+	}
+	h.nextOff = len(h.blocks[h.nextBlock]) - len(rest)
+	all := string(text)
+	c.Name, c.Slug = all[offs[0][0]:offs[0][1]], all[offs[1][0]:offs[1][1]]
+	if alts > 0 {
+		c.AltNames = make([]string, alts)
+		for i := range alts {
+			c.AltNames[i] = all[offs[2+i][0]:offs[2+i][1]]
+		}
+	}
+	return c, true
+}
+
+// maxmindRegions names the regions of the cities of a MaxMind file, whose
+// codes are not GeoNames' own: a city that enrichment joined with a
+// GeoNames place comes with the name of the place's region (see
+// EnrichedReader), and the cities of a country are held back until its
+// codes are learnt from them.
+type maxmindRegions struct {
+	r     search.CityReader
+	names *RegionNames
+	held  heldCities
+
+	pending search.City // the first city of the next run
+	waits   bool        // pending holds a city
+	err     error       // what Read returns after the run
+}
+
+// Read returns the next city, with its region's name as Subcountry when
+// one is known.
+func (m *maxmindRegions) Read() (search.City, error) {
+	if c, ok := m.held.take(); ok {
+		return c, nil
+	}
+	if m.err != nil {
+		return search.City{}, m.err
+	}
+	m.readRun()
+	if c, ok := m.held.take(); ok {
+		return c, nil
+	}
+	return search.City{}, m.err
 }
 
 // readRun reads the next run of cities of one country (at most
@@ -342,42 +420,44 @@ func (r *regionReader) Read() (search.City, error) {
 // British counties, or codes that GeoNames changed since its dump was
 // made. A city joined with a place keeps its place's region name when its
 // code names nothing, or is no code ("00").
-func (r *regionReader) readRun() {
-	r.run, r.next = r.run[:0], 0
-	if r.held {
-		r.run, r.held = append(r.run, r.pending), false
+func (m *maxmindRegions) readRun() {
+	run := m.held.run[:0]
+	m.held.next = 0
+	if m.waits {
+		run, m.waits = append(run, m.pending), false
 	}
-	for len(r.run) < maxRegionRun {
-		c, err := r.r.Read()
+	for len(run) < maxRegionRun {
+		c, err := m.r.Read()
 		if err != nil {
-			r.err = err
+			m.err = err
 			break
 		}
-		if len(r.run) > 0 && c.CountryCode != r.run[0].CountryCode {
-			r.pending, r.held = c, true
+		if len(run) > 0 && c.CountryCode != run[0].CountryCode {
+			m.pending, m.waits = c, true
 			break
 		}
-		r.run = append(r.run, c)
+		run = append(run, c)
 	}
-	if len(r.run) == 0 {
+	m.held.run = run
+	if len(run) == 0 {
 		return
 	}
-	country := countryCode(r.run[0].CountryCode)
+	country := countryCode(run[0].CountryCode)
 	learnt := make(votes[string])
-	for i := range r.run {
-		if c := &r.run[i]; c.Subcountry != "" && knownDivision(country, c.Region) {
+	for i := range run {
+		if c := &run[i]; c.Subcountry != "" && knownDivision(country, c.Region) {
 			learnt.add(c.Region, c.Subcountry)
 		}
 	}
 	byCode := make(map[string]string) // the name of each code, once decided
-	for i := range r.run {
-		c := &r.run[i]
+	for i := range run {
+		c := &run[i]
 		if !knownDivision(country, c.Region) {
 			continue
 		}
 		name, ok := byCode[c.Region]
 		if !ok {
-			if name = r.names.division(country, c.Region); name == "" {
+			if name = m.names.division(country, c.Region); name == "" {
 				name, _ = learnt.winner(c.Region)
 			}
 			byCode[c.Region] = name

@@ -62,50 +62,41 @@ func mustSubcountries(tb testing.TB, okfn string) *importer.Subcountries {
 	return s
 }
 
-// A division takes the name its okfn cities agree on, whether its places
-// come from a dump read for it or from a gazetteer; an okfn city keeps its
-// own; unknown codes name nothing.
+// A division takes the name its okfn cities agree on; an okfn city keeps
+// its own; unknown codes name nothing.
 func TestRegionNames(t *testing.T) {
 	subs := mustSubcountries(t, regionsOKFN)
 	if subs.Len() != 9 {
 		t.Errorf("%d subcountries, want 9 (Singapore has none)", subs.Len())
 	}
-	fromDump, err := importer.ReadRegionNames(strings.NewReader(regionsDump), subs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	g, err := importer.ReadGazetteer(strings.NewReader(regionsDump))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromGazetteer := g.RegionNames(subs)
-	for name, names := range map[string]*importer.RegionNames{"dump": fromDump, "gazetteer": fromGazetteer} {
-		t.Run(name, func(t *testing.T) {
-			if names.Len() != 3 {
-				t.Errorf("%d divisions named, want 3: JP 40, JP 19, GB ENG", names.Len())
-			}
-			for _, tc := range []struct {
-				id              uint32
-				country, admin1 string
-				want            string
-			}{
-				{0, "jp", "40", "Tokyo"},
-				{4, "jp", "40", "Tokyo"}, // Fuchū is no okfn city
-				{3, "jp", "19", "Kanagawa"},
-				{0, "gb", "ENG", "England"},
-				{0, "cd", "04", ""},                // two of four say Lomami
-				{11, "cd", "04", "Kasai-Oriental"}, // as the okfn file says
-				{0, "rs", "00", ""},
-				{30, "rs", "00", "Central Serbia"},
-				{40, "sg", "00", ""},
-				{0, "jp", "99", ""},
-				{0, "", "40", ""},
-			} {
-				if got := names.Name(tc.id, tc.country, tc.admin1); got != tc.want {
-					t.Errorf("Name(%d, %q, %q) = %q, want %q", tc.id, tc.country, tc.admin1, got, tc.want)
-				}
-			}
-		})
+	names := g.RegionNames(subs)
+	if names.Len() != 3 {
+		t.Errorf("%d divisions named, want 3: JP 40, JP 19, GB ENG", names.Len())
+	}
+	for _, tc := range []struct {
+		id              uint32
+		country, admin1 string
+		want            string
+	}{
+		{0, "jp", "40", "Tokyo"},
+		{4, "jp", "40", "Tokyo"}, // Fuchū is no okfn city
+		{3, "jp", "19", "Kanagawa"},
+		{0, "gb", "ENG", "England"},
+		{0, "cd", "04", ""},                // two of four say Lomami
+		{11, "cd", "04", "Kasai-Oriental"}, // as the okfn file says
+		{0, "rs", "00", ""},
+		{30, "rs", "00", "Central Serbia"},
+		{40, "sg", "00", ""},
+		{0, "jp", "99", ""},
+		{0, "", "40", ""},
+	} {
+		if got := names.Name(tc.id, tc.country, tc.admin1); got != tc.want {
+			t.Errorf("Name(%d, %q, %q) = %q, want %q", tc.id, tc.country, tc.admin1, got, tc.want)
+		}
 	}
 }
 
@@ -121,9 +112,6 @@ func TestOpenSubcountriesFailsOnBadFiles(t *testing.T) {
 	garbage := writeTemp(t, "world-cities.csv", "name,country,subcountry,geonameid\n"+strings.Repeat("a,b\n", 10))
 	if _, err := importer.OpenSubcountries(garbage); !errors.Is(err, importer.ErrMalformedRow) {
 		t.Errorf("a file of malformed rows: err = %v, want ErrMalformedRow", err)
-	}
-	if _, err := importer.OpenRegionNames(maxmind, mustSubcountries(t, regionsOKFN)); !errors.Is(err, importer.ErrHeader) || !strings.Contains(err.Error(), maxmind) {
-		t.Errorf("a MaxMind file as GeoNames: err = %v, want ErrHeader naming it", err)
 	}
 }
 
@@ -159,38 +147,59 @@ func regions(cities []search.City) []string {
 }
 
 // A GeoNames dump imported as the large dataset names its regions from its
-// own codes, read before its rows.
+// own codes, learnt as its rows stream past: from a file and from a stream
+// alike, as the dump is read once.
 func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
 	path := writeTemp(t, "cities500.txt", regionsDump)
-	subs := mustSubcountries(t, regionsOKFN)
-	var store sliceStore
-	var phases []string
-	sum, err := importer.ImportFile(t.Context(), &store, path, importer.Options{
-		Dataset: search.Large, Subcountries: subs, Phase: func(p string) { phases = append(phases, p) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := importer.Source{Name: writeTemp(t, "world-cities.csv", regionsOKFN)}
 	want := []string{"Tokyo|40|Tokyo", "Hachioji|40|Tokyo", "Yokohama|19|Kanagawa", "Fuchu|40|Tokyo",
 		"Mbuji-Mayi|04|Kasai-Oriental", "Kabinda|04|Lomami", "Mwene-Ditu|04|Lomami", "Lodja|04|Sankuru", "Tshilenge|04|",
 		"London|ENG|England", "Oxford|ENG|England", "Belgrade|00|Central Serbia", "Zemun|00|", "Singapore|00|"}
-	if got := regions(store.cities); !slices.Equal(got, want) {
-		t.Errorf("cities\n%q\nwant\n%q", got, want)
-	}
-	if sum.Format != importer.FormatGeoNames || sum.Regions != 3 || sum.Named != 11 || !strings.Contains(sum.String(), ", 11 with region names)") {
-		t.Errorf("summary %v: format %s, %d regions, %d named; want geonames, 3, 11", sum, sum.Format, sum.Regions, sum.Named)
-	}
-	if len(phases) < 2 || phases[0] != importer.PhaseRegionNames || phases[1] != "" {
-		t.Errorf("phases %q, want %q then \"\" before the store's", phases, importer.PhaseRegionNames)
+	for _, tc := range []struct {
+		name   string
+		source importer.Source
+	}{
+		{"file", importer.Source{Name: path}},
+		{"stream", importer.Source{Reader: stringsReader(regionsDump)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var store sliceStore
+			im := importer.Importer{Store: &store}
+			sum, err := im.Import(t.Context(), importer.Request{Dataset: search.Large, Source: tc.source, RegionNames: names})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := regions(store.cities); !slices.Equal(got, want) {
+				t.Errorf("cities\n%q\nwant\n%q", got, want)
+			}
+			if sum.Format != importer.FormatGeoNames || sum.Regions != 3 || sum.Named != 11 || !strings.Contains(sum.String(), ", 11 with region names)") {
+				t.Errorf("summary %v: format %s, %d regions, %d named; want geonames, 3, 11", sum, sum.Format, sum.Regions, sum.Named)
+			}
+		})
 	}
 
-	// Import reads its file once: it cannot name a dump's regions.
-	sum, err = importer.Import(t.Context(), &store, strings.NewReader(regionsDump), importer.Options{Dataset: search.Large, Subcountries: subs})
-	if err != nil {
-		t.Fatal(err)
+	// The cities held back until their regions are named come out as they
+	// went in, but for their Subcountry.
+	var plain, named sliceStore
+	dump := kolnRow().String() + kolnRow().with("geonameid", "2").with("alternatenames", "").with("population", "").String() +
+		kolnRow().with("geonameid", "3").with("name", "Bonn").with("latitude", "-50.7").with("country code", "").String()
+	for _, s := range []*sliceStore{&plain, &named} {
+		req := importer.Request{Dataset: search.Large, Source: importer.Source{Reader: strings.NewReader(dump)}}
+		if s == &named {
+			req.RegionNames = importer.Source{Reader: strings.NewReader("name,country,subcountry,geonameid\nKöln,Germany,North Rhine-Westphalia,2886242\n")}
+		}
+		if _, err := (&importer.Importer{Store: s}).Import(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if sum.Regions != 0 || sum.Named != 0 || store.cities[0].Subcountry != "" {
-		t.Errorf("Import named %d regions and %d cities (%+v), want none", sum.Regions, sum.Named, store.cities[0])
+	for i := range plain.cities {
+		want := plain.cities[i]
+		if want.CountryCode == "de" && want.Region == "07" {
+			want.Subcountry = "North Rhine-Westphalia"
+		}
+		if i >= len(named.cities) || !named.cities[i].Equal(&want) {
+			t.Errorf("city %d: %+v, want %+v", i, named.cities[min(i, len(named.cities)-1)], want)
+		}
 	}
 }
 
@@ -206,13 +215,10 @@ func TestImportNamesTheRegionsOfAMaxMindFile(t *testing.T) {
 		"jp,kodaira,Kodaira,40,,35.73,139.48\n"+ // no GeoNames place, a GeoNames code
 		"rs,belgrade,Belgrade,00,,44.8,20.47\n"+
 		"rs,novi beograd,Novi Beograd,00,,44.81,20.42\n")
-	subs := mustSubcountries(t, regionsOKFN)
-	g, err := importer.ReadGazetteer(strings.NewReader(regionsDump))
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := importer.Source{Name: writeTemp(t, "world-cities.csv", regionsOKFN)}
+	geonames := importer.Source{Name: writeTemp(t, "cities500.txt", regionsDump)}
 	var store sliceStore
-	sum, err := importer.ImportFile(t.Context(), &store, path, importer.Options{Dataset: search.Large, Subcountries: subs, Enrich: g})
+	sum, err := importFile(t.Context(), &store, path, importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: geonames})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,35 +231,39 @@ func TestImportNamesTheRegionsOfAMaxMindFile(t *testing.T) {
 		t.Errorf("summary %v: format %s, %d regions; want maxmind, 3 regions, 6 named, 4 enriched", sum, sum.Format, sum.Regions)
 	}
 
-	// Without GeoNames places nothing tells what MaxMind's codes are.
-	sum, err = importer.ImportFile(t.Context(), &store, path, importer.Options{Dataset: search.Large, Subcountries: subs})
+	// Without GeoNames places nothing tells what MaxMind's codes are: the
+	// region names are not read, and a warning says so.
+	names.Name = filepath.Join(t.TempDir(), "missing.csv")
+	sum, err = importFile(t.Context(), &store, path, importer.Request{Dataset: search.Large, RegionNames: names})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Regions != 0 || sum.Named != 0 || store.cities[1].Subcountry != "" {
-		t.Errorf("without Enrich: %d regions, %d named (%+v), want none", sum.Regions, sum.Named, store.cities[1])
+		t.Errorf("without GeoNames: %d regions, %d named (%+v), want none", sum.Regions, sum.Named, store.cities[1])
+	}
+	var ie *importer.InputError
+	if len(sum.Warnings) != 1 || !errors.As(sum.Warnings[0], &ie) || ie.Role != importer.RoleRegionNames || !errors.Is(ie, importer.ErrUnusedInput) {
+		t.Errorf("warnings %v, want one that the region names were of no use", sum.Warnings)
 	}
 }
 
 // The large dataset's real sources: most cities get a region name, and the
 // big ones the right one.
 func TestImportNamesTheRegionsOfTheSharedFiles(t *testing.T) {
-	subs, err := importer.OpenSubcountries(datasetPath(t, "world-cities.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := importer.Source{Name: datasetPath(t, "world-cities.csv")}
+	geonames := importer.Source{Name: datasetPath(t, "geonames-cities1000.txt.gz")}
 	for _, tc := range []struct {
-		file   string
-		enrich *importer.Gazetteer
-		share  float64
-		want   []string
+		file     string
+		geonames importer.Source
+		share    float64
+		want     []string
 	}{
-		{"geonames-cities1000.txt.gz", nil, 0.97, []string{"Tokyo|40|Tokyo", "London|ENG|England", "Zürich|ZH|Zurich"}},
-		{"worldcitiespop-100k.txt.gz", mustGazetteer(t), 0.94, []string{"Tokyo|40|Tokyo", "London|Q6|England", "Zürich|ZH|Zurich"}},
+		{"geonames-cities1000.txt.gz", importer.Source{}, 0.97, []string{"Tokyo|40|Tokyo", "London|ENG|England", "Zürich|ZH|Zurich"}},
+		{"worldcitiespop-100k.txt.gz", geonames, 0.94, []string{"Tokyo|40|Tokyo", "London|Q6|England", "Zürich|ZH|Zurich"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			var store sliceStore
-			sum, err := importer.ImportFile(t.Context(), &store, datasetPath(t, tc.file), importer.Options{Dataset: search.Large, Subcountries: subs, Enrich: tc.enrich})
+			sum, err := importFile(t.Context(), &store, datasetPath(t, tc.file), importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: tc.geonames})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,9 +54,9 @@ func okfnRows(tb testing.TB, n, bad int) string {
 	return mustWriteFile(tb, "cities.csv", []byte(b.String()))
 }
 
-func mustImport(tb testing.TB, store search.Store, path string, opts importer.Options) importer.Summary {
+func mustImport(tb testing.TB, store search.Store, path string, opts importer.Request) importer.Summary {
 	tb.Helper()
-	sum, err := importer.ImportFile(tb.Context(), store, path, opts)
+	sum, err := importFile(tb.Context(), store, path, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,8 +70,8 @@ func TestImportRefusesToShrinkADataset(t *testing.T) {
 	bad, rows := strayQuoteFile(t, 5)
 
 	store := memory.New()
-	before := mustImport(t, store, full, importer.Options{Dataset: search.Small})
-	sum, err := importer.ImportFile(t.Context(), store, bad, importer.Options{Dataset: search.Small})
+	before := mustImport(t, store, full, importer.Request{Dataset: search.Small})
+	sum, err := importFile(t.Context(), store, bad, importer.Request{Dataset: search.Small})
 	if !errors.Is(err, importer.ErrShrink) {
 		t.Fatalf("import of %d rows over %d cities: err = %v (summary %v), want ErrShrink", rows, before.Imported, err, sum)
 	}
@@ -98,7 +98,7 @@ func TestImportRefusesToShrinkADataset(t *testing.T) {
 		t.Errorf("stats after the refused import: %+v, %v; want the old %d cities", st, err, before.Imported)
 	}
 
-	sum = mustImport(t, store, bad, importer.Options{Dataset: search.Small, AllowShrink: true})
+	sum = mustImport(t, store, bad, importer.Request{Dataset: search.Small, AllowShrink: true})
 	if sum.Imported != rows-1 {
 		t.Errorf("with AllowShrink: %v, want %d cities", sum, rows-1)
 	}
@@ -127,10 +127,10 @@ func TestImportShrinkRule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := memory.New()
 			if tt.current > 0 {
-				mustImport(t, store, okfnRows(t, tt.current, 0), importer.Options{Dataset: search.Small})
+				mustImport(t, store, okfnRows(t, tt.current, 0), importer.Request{Dataset: search.Small})
 			}
 			path := okfnRows(t, tt.rows, tt.bad)
-			_, err := importer.ImportFile(t.Context(), store, path, importer.Options{Dataset: search.Small})
+			_, err := importFile(t.Context(), store, path, importer.Request{Dataset: search.Small})
 			if refused := errors.Is(err, importer.ErrShrink); refused != tt.wantRefuse || (err != nil && !refused) {
 				t.Fatalf("err = %v, want refused %v", err, tt.wantRefuse)
 			}
@@ -140,7 +140,7 @@ func TestImportShrinkRule(t *testing.T) {
 			if st, err := store.Stats(t.Context(), search.Small); err != nil || st.Cities != tt.current {
 				t.Errorf("after the refused import: %+v, %v; want %d cities", st, err, tt.current)
 			}
-			if _, err := importer.ImportFile(t.Context(), store, path, importer.Options{Dataset: search.Small, AllowShrink: true}); err != nil {
+			if _, err := importFile(t.Context(), store, path, importer.Request{Dataset: search.Small, AllowShrink: true}); err != nil {
 				t.Errorf("with AllowShrink: %v", err)
 			}
 		})
@@ -151,9 +151,9 @@ func TestImportShrinkRule(t *testing.T) {
 // the dataset as usual.
 func TestImportAcceptsOneStrayQuote(t *testing.T) {
 	store := memory.New()
-	before := mustImport(t, store, datasetPath(t, "world-cities.csv"), importer.Options{Dataset: search.Small})
+	before := mustImport(t, store, datasetPath(t, "world-cities.csv"), importer.Request{Dataset: search.Small})
 	bad, rows := strayQuoteFile(t, -1)
-	sum := mustImport(t, store, bad, importer.Options{Dataset: search.Small})
+	sum := mustImport(t, store, bad, importer.Request{Dataset: search.Small})
 	if sum.Read != rows || sum.Rejected != 1 || sum.Imported < before.Imported/2 {
 		t.Errorf("summary %v, want %d rows read and 1 rejected", sum, rows)
 	}

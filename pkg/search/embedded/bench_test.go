@@ -88,7 +88,7 @@ func BenchmarkImport(b *testing.B) {
 	defer s.Close()
 	rows := 0
 	for b.Loop() {
-		sum, err := importer.ImportFile(b.Context(), s, path, importer.Options{Dataset: search.Large})
+		sum, err := (&importer.Importer{Store: s}).Import(b.Context(), importer.Request{Dataset: search.Large, Source: importer.Source{Name: path}})
 		if err != nil {
 			b.Fatal(err)
 		}
