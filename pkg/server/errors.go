@@ -62,11 +62,11 @@ type errorKind struct {
 
 // errorTable is the one place that turns errors into HTTP statuses,
 // client messages, metric reasons and readiness words; the first kind
-// that the error matches wins, and every kind is reached (a test holds
-// each to an error that the API meets). An unknown dataset is an
-// invalid query (see search.ParseDataset). Messages never carry an error's own text
-// unless it was written for the client, so that no internal detail (a
-// server's address, a file path) leaks.
+// that the error matches wins, and every kind is reached by an error that
+// the API meets (a test holds each to one): an unknown dataset, for one,
+// is an invalid query (see search.ParseDataset). Messages never carry an
+// error's own text unless it was written for the client, so that no
+// internal detail (a server's address, a file path) leaks.
 var errorTable = []errorKind{
 	{errBadRequest, http.StatusBadRequest, "invalid", ""},
 	{search.ErrInvalidQuery, http.StatusBadRequest, "invalid", ""},

@@ -1,6 +1,9 @@
 // Package storetest is the conformance suite of the search.Store contract:
 // every backend's test calls Run, so all backends are held to the same
-// behaviour, with the in-memory store as the reference ranking.
+// behaviour, with the in-memory store as the reference ranking. Wrap is a
+// decorator around a store that keeps every feature of it, for tests that
+// make a store fail or count what it is asked; RunWrapped holds it to the
+// whole suite.
 package storetest
 
 import (
