@@ -29,6 +29,7 @@ import (
 	"github.com/cityfinder/cityfinder/internal/shareddata"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	searchmemory "github.com/cityfinder/cityfinder/pkg/search/memory"
+	"github.com/cityfinder/cityfinder/pkg/search/storetest"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
@@ -365,7 +366,8 @@ func memoryStoreSteps(t *testing.T, p *page) []struct {
 	name string
 	run  func(t *testing.T)
 } {
-	store := &droppable{Store: searchmemory.New()}
+	var dropped atomic.Bool
+	store := droppable(searchmemory.New(), &dropped)
 	small := []search.City{
 		// 🏙 is one code point and two UTF-16 units.
 		{ID: 1, Name: "🏙Istanbul", Slug: search.Slug("🏙Istanbul"), Country: "Turkey", CountryCode: "tr", Subcountry: "Istanbul"},
@@ -410,7 +412,7 @@ func memoryStoreSteps(t *testing.T, p *page) []struct {
 			if got := p.datasetChoice(t, "large"); got != "enabled|unchecked|every place" {
 				t.Fatalf("the large choice = %q, want it enabled before the dataset disappears", got)
 			}
-			store.dropped.Store(true)
+			dropped.Store(true)
 			configs := p.log.count("/config")
 			p.do(t, chromedp.Click(chromedp.CSS(`input[value="large"] + span`)))
 			p.waitStatus(t, "The Large dataset is not available yet. Choose another dataset.")
@@ -441,33 +443,17 @@ func memoryStoreSteps(t *testing.T, p *page) []struct {
 	}
 }
 
-// droppable is a store whose large dataset can be made to look never
-// imported, as a MongoDB dataset does when its collection is dropped under
-// a running server.
-type droppable struct {
-	search.Store
-	dropped atomic.Bool
-}
-
-func (s *droppable) missing(d search.Dataset) error {
-	if d == search.Large && s.dropped.Load() {
-		return search.EmptyDatasetError(d)
-	}
-	return nil
-}
-
-func (s *droppable) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
-	if err := s.missing(q.Dataset); err != nil {
-		return nil, err
-	}
-	return s.Store.Search(ctx, q)
-}
-
-func (s *droppable) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
-	if err := s.missing(d); err != nil {
-		return search.DatasetStats{}, err
-	}
-	return s.Store.Stats(ctx, d)
+// droppable returns a store over s whose large dataset looks never
+// imported once dropped is set, as a MongoDB dataset does when its
+// collection is dropped under a running server. It keeps every feature of
+// s, typo search included (see storetest.Wrap).
+func droppable(s search.Store, dropped *atomic.Bool) search.Store {
+	return storetest.Wrap(s, func(_ context.Context, c storetest.Call) error {
+		if c.Dataset == search.Large && c.Method != "Load" && dropped.Load() {
+			return search.EmptyDatasetError(c.Dataset)
+		}
+		return nil
+	})
 }
 
 // importHasFlag reports whether `cityfinder import` has the flag name.

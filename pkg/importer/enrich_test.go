@@ -354,11 +354,11 @@ func TestImportEnrichesAsTheGazetteer(t *testing.T) {
 			}
 			for _, prefix := range tt.prefixes {
 				q := search.Query{Dataset: tt.dataset, Prefix: prefix, Limit: search.MaxLimit}
-				got, err := store.Search(t.Context(), q)
+				got, err := store.Search(t.Context(), nil, q)
 				if err != nil {
 					t.Fatal(err)
 				}
-				exp, err := want.Search(t.Context(), q)
+				exp, err := want.Search(t.Context(), nil, q)
 				if err != nil {
 					t.Fatal(err)
 				}

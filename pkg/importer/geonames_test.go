@@ -478,7 +478,7 @@ func TestImportGeoNamesAsADataset(t *testing.T) {
 	if p.bytes != fi.Size() || p.rows != 3 {
 		t.Errorf("progress heard %d bytes, %d rows; want %d, 3", p.bytes, p.rows, fi.Size())
 	}
-	cities, err := store.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "koln", Limit: 10})
+	cities, err := store.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "koln", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ func TestImportGeoNamesSkipsOtherThanPopulatedPlaces(t *testing.T) {
 		!strings.Contains(sum.String(), "(1 rejected, 0 duplicates, 1 not populated places skipped)") {
 		t.Errorf("summary %v, want 4 rows, 2 imported, 1 skipped, 1 rejected", sum)
 	}
-	found, err := store.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "bonn", Limit: 10})
+	found, err := store.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "bonn", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // mustSearch returns the names that the store finds for a prefix.
 func mustSearch(tb testing.TB, store search.Store, d search.Dataset, prefix string) []string {
 	tb.Helper()
-	found, err := store.Search(tb.Context(), search.Query{Dataset: d, Prefix: search.Slug(prefix), Limit: search.MaxLimit})
+	found, err := store.Search(tb.Context(), nil, search.Query{Dataset: d, Prefix: search.Slug(prefix), Limit: search.MaxLimit})
 	if err != nil {
 		tb.Fatalf("search %s %q: %v", d, prefix, err)
 	}

@@ -231,25 +231,36 @@ type CityReader interface {
 }
 
 // Store is a place cities live: it answers prefix queries, describes and
-// replaces datasets. Implementations are safe for concurrent use; each
-// backend's tests run the conformance suite in package storetest.
+// replaces datasets. Its methods are all that the Service needs of a store,
+// but for one optional capability, typo search (see TypoFinder), so that a
+// decorator that implements them (see storetest.Wrap) keeps every feature
+// of the store it wraps. Implementations are safe for concurrent use, say
+// what they implement with var _ search.Store = (*Store)(nil) (and
+// TypoFinder), and run the conformance suite in package storetest.
 //
 // Errors common to every method: ErrUnknownDataset (wrapped) for a dataset
 // that is not one of Datasets, ErrUnavailable (wrapped) when a backing
 // service is down or the stored data cannot be read, or ctx's error.
 type Store interface {
-	// Search returns at most q.Limit cities of q.Dataset that have a key
-	// (see Keys: the slug of its name or of an alternate name, and with
-	// q.Words of a later word of its name) starting with q.Prefix, and
-	// that q.Accepts (countries, regions, box). Each city comes once, with
-	// its best such key, ordered by CompareFound (best first); duplicates
-	// (same Key) were removed at load time. It returns an empty, non-nil
-	// slice when nothing matches.
+	// Search appends to dst at most q.Limit cities of q.Dataset that have
+	// a key (see Keys: the slug of its name or of an alternate name, and
+	// with q.Words of a later word of its name) starting with q.Prefix,
+	// and that q.Accepts (countries, regions, box), and returns the
+	// extended slice, as append does. Each city comes once, with its best
+	// such key, ordered by CompareFound (best first); duplicates (same
+	// Key) were removed at load time. Nothing matching appends nothing.
+	//
+	// Search writes only past len(dst): the cities dst holds, and those
+	// of every slice that shares its array up to len(dst), stay as they
+	// are. So a caller that reuses one slice from search to search (as
+	// the Service does) pays for fresh memory only when it grows, where
+	// a new slice per search would cost more than the search itself. On
+	// error it returns dst as it was.
 	//
 	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
 	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has
 	// never been loaded.
-	Search(ctx context.Context, q Query) ([]Found, error)
+	Search(ctx context.Context, dst []Found, q Query) ([]Found, error)
 
 	// Stats describes dataset d as the last finished Load left it.
 	//

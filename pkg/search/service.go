@@ -212,16 +212,8 @@ type variantFound struct {
 	prefix string // the variant that found it
 }
 
-// Appender is implemented by stores that can append the answer of a
-// search to a slice of the caller's (see Store.Search for the answer):
-// the Service then reuses its memory from one request to the next, where
-// a fresh slice per search would cost more than the search itself.
-type Appender interface {
-	AppendSearch(ctx context.Context, dst []Found, q Query) ([]Found, error)
-}
-
-// finder is the work of one Find: the store's answers, kept in memory that
-// finders reuse (see Appender), so that a lookup allocates little.
+// finder is the work of one Find: the store's answers, appended to memory
+// that finders reuse (see Store.Search), so that a lookup allocates little.
 type finder struct {
 	store Store
 	found []Found
@@ -245,16 +237,12 @@ func (f *finder) release() {
 	finders.Put(f)
 }
 
-// search asks the store, appending to the finder's memory when the store
-// can. The answer stays valid until release: a slice that grows leaves
-// the array that earlier answers point into as it was.
+// search asks the store, appending to the finder's memory. The answer
+// stays valid until release: a slice that grows leaves the array that
+// earlier answers point into as it was.
 func (f *finder) search(ctx context.Context, q Query) ([]Found, error) {
-	a, ok := f.store.(Appender)
-	if !ok {
-		return f.store.Search(ctx, q)
-	}
 	start := len(f.found)
-	grown, err := a.AppendSearch(ctx, f.found, q)
+	grown, err := f.store.Search(ctx, f.found, q)
 	if err != nil {
 		return nil, err
 	}

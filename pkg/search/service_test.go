@@ -141,22 +141,17 @@ func TestFindDefaultsToTheSmallDataset(t *testing.T) {
 	}
 }
 
-// typoIndex is a store with a typo index of its own: the Service must ask
-// it rather than walk the trie.
-type typoIndex struct {
-	*memory.Store
-	asked []int
-}
-
-func (s *typoIndex) FindTypos(ctx context.Context, q search.Query, maxEdits int) ([]search.Typo, error) {
-	s.asked = append(s.asked, maxEdits)
-	return search.WalkTypos(ctx, s.Store, q, maxEdits)
-}
-
-func TestFindAsksTheStoresTypoIndex(t *testing.T) {
+// The Service asks the store's typo search for one edit, then for two
+// only when one finds too few.
+func TestFindAsksTheStoresTypoSearch(t *testing.T) {
 	_, store := mustService(t, append(serviceCities(), storetest.CountryCity("San Francisco", "United States", "us", 864816))...)
-	idx := &typoIndex{Store: store}
-	svc := search.NewService(idx)
+	var asked []int
+	svc := search.NewService(storetest.Wrap(store, func(_ context.Context, c storetest.Call) error {
+		if c.Method == "FindTypos" {
+			asked = append(asked, c.MaxEdits)
+		}
+		return nil
+	}))
 	res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "san-fransisko", Limit: 10, Fuzzy: true})
 	if err != nil {
 		t.Fatal(err)
@@ -165,8 +160,8 @@ func TestFindAsksTheStoresTypoIndex(t *testing.T) {
 		t.Errorf("hits %+v, want San Francisco with 2 edits", res.Hits)
 	}
 	// One edit finds nothing, so the Service asks again for two.
-	if !slices.Equal(idx.asked, []int{1, 2}) {
-		t.Errorf("the index was asked for %v edits, want [1 2]", idx.asked)
+	if !slices.Equal(asked, []int{1, 2}) {
+		t.Errorf("the store was asked for %v edits, want [1 2]", asked)
 	}
 }
 

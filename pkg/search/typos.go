@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 )
@@ -29,50 +28,38 @@ type Typo struct {
 	Corrected string
 }
 
-// TypoFinder is implemented by stores that find typo matches from an index
-// of their own, faster than the Service's walk of their trie.
-//
-// FindTypos returns exactly what the Service's own walk (WalkTypos) returns
-// for the same arguments: the best q.Limit cities of q.Dataset (and of
-// q.Countries, when not empty) with a key that does not start with
-// q.Prefix but starts with a string within maxEdits edits of it, each
-// once, in CompareTypos order. Its errors are those of Store.Search. The conformance
-// suite compares the two over many random queries.
+// TypoFinder is the one optional capability of a Store: typo search. The
+// Service finds typo matches in a store that is a TypoFinder, and only
+// prefix matches in one that is not, whatever Request.Fuzzy says. A store
+// with an index of its own answers from it (the embedded store runs an
+// automaton over its trie); one with only a trie of its keys hands a walk
+// of it to WalkTypos (the memory store); one that can do neither leaves it
+// out (MongoDB, where a walk costs a query per trie node). A decorator is
+// a TypoFinder exactly when the store it wraps is (see storetest.Wrap).
 type TypoFinder interface {
+	// FindTypos returns the best q.Limit cities of q.Dataset that
+	// q.Accepts with a key of a whole name (see Keys: not of a later
+	// word) that does not start with q.Prefix but starts with a string
+	// within maxEdits edits of it, each once, in CompareTypos order:
+	// exactly what WalkTypos returns over the trie of the store's keys.
+	// The conformance suite compares every store's answers with the
+	// memory store's over many random queries. Its errors are those of
+	// Store.Search.
 	FindTypos(ctx context.Context, q Query, maxEdits int) ([]Typo, error)
 }
 
-// TrieWalker is implemented by stores that walk the trie of a dataset's
-// keys of whole names (see Keys: not those of later words, which typos do
-// not reach) themselves, faster than WalkTypos can through Extensions.
-type TrieWalker interface {
-	// WalkTrie calls visit with the path of every node below the root,
-	// depth first, children in byte order, and goes below a node only when
-	// visit returns true. visit must not keep path.
-	WalkTrie(ctx context.Context, d Dataset, visit func(path []byte) bool) error
-}
-
-// Extender is implemented by stores that can list cheaply which bytes
-// follow a prefix in the keys of whole names of a dataset: the children of
-// the prefix in the trie of those keys. WalkTypos walks that trie; without an Extender it asks
-// Search about each possible next byte instead.
-type Extender interface {
-	// Extensions returns, in increasing order and without repeats, every
-	// byte b such that some key of d starts with prefix+b.
-	Extensions(ctx context.Context, d Dataset, prefix string) ([]byte, error)
-}
+// TrieWalk walks the trie of the keys of whole names of dataset d (see
+// Keys: not those of later words, which typos do not reach): it calls
+// visit with the path of every node below the root, depth first, children
+// in byte order, and goes below a node only when visit returns true. visit
+// must not keep path. Its errors are those of Store.Search.
+type TrieWalk func(ctx context.Context, d Dataset, visit func(path []byte) bool) error
 
 // FindsTypos reports whether the Service finds typo matches in its store:
-// it needs a store that has a TypoFinder, or lets the Service walk the
-// trie of its keys (a TrieWalker or an Extender). A store without any
-// (MongoDB: a walk there costs a query per trie node) answers with prefix
-// matches only, whatever Request.Fuzzy says.
+// whether the store is a TypoFinder.
 func (s *Service) FindsTypos() bool {
-	switch s.store.(type) {
-	case TypoFinder, TrieWalker, Extender:
-		return true
-	}
-	return false
+	_, ok := s.store.(TypoFinder)
+	return ok
 }
 
 // typos returns the best typo matches of q, at most want of them. Fewer
@@ -80,18 +67,14 @@ func (s *Service) FindsTypos() bool {
 // answer, those needing more stay unsearched: the walk for two edits
 // visits many times the nodes of the walk for one.
 func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) {
-	if !s.FindsTypos() {
+	finder, ok := s.store.(TypoFinder)
+	if !ok {
 		return nil, nil
 	}
 	var found []Typo
 	for e := 1; e <= MaxEdits(q.Prefix); e++ {
 		var err error
-		if f, ok := s.store.(TypoFinder); ok {
-			found, err = f.FindTypos(ctx, q, e)
-		} else {
-			found, err = WalkTypos(ctx, s.store, q, e)
-		}
-		if err != nil {
+		if found, err = finder.FindTypos(ctx, q, e); err != nil {
 			return nil, err
 		}
 		if len(found) >= want {
@@ -101,26 +84,26 @@ func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) 
 	return found, nil
 }
 
-// WalkTypos finds typo matches (see TypoFinder) in a store that is a
-// TrieWalker or an Extender: it walks the trie of the dataset's keys for
-// the prefixes within maxEdits edits of q.Prefix (see corrections) and
-// searches each of them. It is the reference that a TypoFinder must agree
-// with.
-func WalkTypos(ctx context.Context, s Store, q Query, maxEdits int) ([]Typo, error) {
+// WalkTypos answers TypoFinder.FindTypos for store s: it walks, with walk,
+// the trie of the dataset's keys for the prefixes within maxEdits edits of
+// q.Prefix (see corrections) and searches s for each of them. It is what a
+// store without a typo index of its own answers FindTypos with, and the
+// reference that one with an index must agree with.
+func WalkTypos(ctx context.Context, s Store, walk TrieWalk, q Query, maxEdits int) ([]Typo, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	nodes, err := corrections(ctx, s, q.Dataset, q.Prefix, maxEdits)
+	nodes, err := corrections(ctx, walk, q.Dataset, q.Prefix, maxEdits)
 	if err != nil {
 		return nil, err
 	}
 	best := map[Key]int{} // index into found
 	var found []Typo
+	var cities []Found // reused: each Typo copies its city
 	for _, n := range nodes {
 		nq := q
 		nq.Prefix, nq.Words = n.prefix, false // typos reach whole names only
-		cities, err := s.Search(ctx, nq)
-		if err != nil {
+		if cities, err = s.Search(ctx, cities[:0], nq); err != nil {
 			return nil, err
 		}
 		for _, c := range cities {
@@ -168,7 +151,7 @@ type correction struct {
 // maxEdits of the whole query. It does not descend where no extension can
 // come within reach, nor below a node already found unless a descendant
 // could need fewer edits, nor into the query's own exact range.
-func corrections(ctx context.Context, s Store, d Dataset, query string, maxEdits int) ([]correction, error) {
+func corrections(ctx context.Context, walk TrieWalk, d Dataset, query string, maxEdits int) ([]correction, error) {
 	n := len(query)
 	maxDepth := n + maxEdits
 	// rows[k] is the distance row of the node at depth k: one allocation.
@@ -220,40 +203,8 @@ func corrections(ctx context.Context, s Store, d Dataset, query string, maxEdits
 		}
 		return depth < maxDepth
 	}
-	if err := walkTrie(ctx, s, d, visit); err != nil {
+	if err := walk(ctx, d, visit); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// errNoTrie means a store can neither walk its trie nor list extensions.
-var errNoTrie = errors.New("the store cannot walk the trie of its keys")
-
-// walkTrie walks with the store's TrieWalker, or else node by node through
-// its Extender.
-func walkTrie(ctx context.Context, s Store, d Dataset, visit func(path []byte) bool) error {
-	if w, ok := s.(TrieWalker); ok {
-		return w.WalkTrie(ctx, d, visit)
-	}
-	e, ok := s.(Extender)
-	if !ok {
-		return errNoTrie
-	}
-	var walk func(path []byte) error
-	walk = func(path []byte) error {
-		next, err := e.Extensions(ctx, d, string(path))
-		if err != nil {
-			return err
-		}
-		for _, b := range next {
-			child := append(path, b)
-			if visit(child) {
-				if err := walk(child); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return walk(nil)
 }

@@ -62,13 +62,14 @@ type errorKind struct {
 
 // errorTable is the one place that turns errors into HTTP statuses,
 // client messages, metric reasons and readiness words; the first kind
-// that the error matches wins. Messages never carry an error's own text
-// unless it was written for the client, so that no internal detail (a
-// server's address, a file path) leaks.
+// that the error matches wins, and every kind is reached by an error that
+// the API meets (a test holds each to one): an unknown dataset, for one,
+// is an invalid query (see search.ParseDataset). Messages never carry an
+// error's own text unless it was written for the client, so that no
+// internal detail (a server's address, a file path) leaks.
 var errorTable = []errorKind{
 	{errBadRequest, http.StatusBadRequest, "invalid", ""},
 	{search.ErrInvalidQuery, http.StatusBadRequest, "invalid", ""},
-	{search.ErrUnknownDataset, http.StatusBadRequest, "invalid", "Unknown dataset: use small or large"},
 	{search.ErrEmptyDataset, http.StatusServiceUnavailable, "empty", "This dataset is not available yet"},
 	{search.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", UnavailableMessage},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout", "Search took too long, try again later"},

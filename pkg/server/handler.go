@@ -92,11 +92,11 @@ func (h *handler) routes(searchMiddleware func(http.Handler) http.Handler, page 
 	return mux
 }
 
-// search answers GET /search: it decodes the parameters, then runs
+// search answers GET /search: it parses the parameters, then runs
 // middleware (the rate limiter) and, if that lets the request through,
-// finds the cities and encodes them. Every request counts against the
-// limit, well-formed or not, and the decoded request names the dataset in
-// the metrics even of those the limiter refuses.
+// decodes them, finds the cities and encodes them. Every request counts
+// against the limit, well-formed or not, and its dataset parameter names
+// the dataset in the metrics even of those the limiter refuses.
 func (h *handler) search(middleware func(http.Handler) http.Handler) http.Handler {
 	var find http.Handler = http.HandlerFunc(h.find)
 	if middleware != nil {
@@ -104,27 +104,36 @@ func (h *handler) search(middleware func(http.Handler) http.Handler) http.Handle
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
-		st.search, st.geoJSON, st.decodeErr = decodeSearch(r.URL.Query())
-		st.searched = true
+		st.searched, st.dataset = true, search.Dataset(params(r).Get("dataset"))
 		find.ServeHTTP(w, r)
 	})
 }
 
-// find answers a decoded search.
+// params returns the parameters of r, parsed once into r.Form, as
+// r.ParseForm parses those of a GET but without the empty PostForm it
+// allocates. A malformed pair is left out, as url.URL.Query leaves it out.
+func params(r *http.Request) url.Values {
+	if r.Form == nil {
+		r.Form = r.URL.Query()
+	}
+	return r.Form
+}
+
+// find decodes a search, answers it and encodes the answer.
 func (h *handler) find(w http.ResponseWriter, r *http.Request) {
-	st := stateOf(r)
-	if st.decodeErr != nil {
-		h.fail(w, r, st.decodeErr)
+	req, asGeoJSON, err := decodeSearch(params(r))
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
-	res, err := h.service.Find(r.Context(), st.search)
+	res, err := h.service.Find(r.Context(), req)
 	if err != nil {
-		h.ops.storeFailed(st.search.Dataset, err)
+		h.ops.storeFailed(req.Dataset, err)
 		h.fail(w, r, err)
 		return
 	}
 	h.ops.searchSucceeded(w.Header())
-	if st.geoJSON {
+	if asGeoJSON {
 		h.writeJSON(w, http.StatusOK, geoJSON(res.Hits))
 		return
 	}

@@ -79,16 +79,15 @@ func mustService(tb testing.TB, cities []search.City) *search.Service {
 // Stats asks the function too; it loads nothing.
 type fakeStore func(ctx context.Context, q search.Query) ([]search.City, error)
 
-func (f fakeStore) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
+func (f fakeStore) Search(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
 	cities, err := f(ctx, q)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	found := make([]search.Found, len(cities))
-	for i, c := range cities {
-		found[i] = search.Found{City: c, Key: search.NameKey{Slug: c.Slug}}
+	for _, c := range cities {
+		dst = append(dst, search.Found{City: c, Key: search.NameKey{Slug: c.Slug}})
 	}
-	return found, nil
+	return dst, nil
 }
 
 func (f fakeStore) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {

@@ -91,7 +91,7 @@ func (m *metrics) collectors() []prometheus.Collector {
 }
 
 // observe counts one answered request; r.Pattern is the route the mux
-// chose, st what the handler decoded of it.
+// chose, st what the handler learnt of it.
 func (m *metrics) observe(r *http.Request, st *requestState, status int, elapsed time.Duration) {
 	m.requests.WithLabelValues(routeLabel(r.Pattern), statusLabel(status)).Inc()
 	if !st.searched {
@@ -100,7 +100,7 @@ func (m *metrics) observe(r *http.Request, st *requestState, status int, elapsed
 	if status == http.StatusTooManyRequests {
 		m.rateLimited.Inc()
 	}
-	m.searchBy[m.datasetLabel(st.search.Dataset)].Observe(elapsed.Seconds())
+	m.searchBy[m.datasetLabel(st.dataset)].Observe(elapsed.Seconds())
 }
 
 // datasetLabel is the label of a search of dataset d: its name when it is

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
@@ -40,9 +41,11 @@ func scrape(tb testing.TB, h http.Handler) string {
 	return rec.Body.String()
 }
 
-// importedAt is a store whose datasets were all imported at one time.
+// importedAt is a memory store whose datasets were all imported at one
+// time. It embeds the store's type, not search.Store, so that it keeps
+// typo search.
 type importedAt struct {
-	search.Store
+	*memory.Store
 	at time.Time
 }
 

@@ -26,12 +26,10 @@ type stateKey struct{}
 // kept in the request's context by accessLog: one allocation holds it all.
 type requestState struct {
 	id string
-	// searched is set once the /search route has decoded the request into
-	// search, or failed to with decodeErr.
-	searched  bool
-	search    search.Request
-	geoJSON   bool
-	decodeErr error
+	// searched is set once the /search route has the request's dataset
+	// parameter, for the metrics (see metrics.observe).
+	searched bool
+	dataset  search.Dataset
 }
 
 // withState returns r with a new state of request id in its context.

@@ -1,5 +1,6 @@
 // Package server is cityfinder's HTTP API: the handler that answers
-// autocomplete queries from a search.Searcher, and the Server that runs it.
+// autocomplete queries through a search.Service, and the Server that runs
+// it.
 package server
 
 import (

@@ -205,7 +205,7 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 	reused := make([]search.Found, 0, 10)
 	appended, err := timeBest(all, 3, 20, func(p string) error {
 		var err error
-		reused, err = store.AppendSearch(ctx, reused[:0], search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
+		reused, err = store.Search(ctx, reused[:0], search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
 		sink += len(reused)
 		return err
 	})
@@ -245,7 +245,7 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 // three passes of 20 calls each (see timeBest).
 func timeSearch(ctx context.Context, store *embedded.Store, prefixes []string) ([]time.Duration, error) {
 	return timeBest(prefixes, 3, 20, func(p string) error {
-		cities, err := store.Search(ctx, search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
+		cities, err := store.Search(ctx, nil, search.Query{Dataset: search.Large, Prefix: p, Limit: 10})
 		sink += len(cities)
 		return err
 	})
@@ -316,7 +316,7 @@ func measureAllocs(storeDir string) (lookup, handler allocResult, err error) {
 			b.ReportAllocs()
 			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10}
 			for b.Loop() {
-				if _, err := store.Search(b.Context(), q); err != nil {
+				if _, err := store.Search(b.Context(), nil, q); err != nil {
 					b.Fatal(err)
 				}
 			}

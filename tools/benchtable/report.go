@@ -48,7 +48,7 @@ func printReport(w io.Writer, r *report, conns int) {
 	row(w, "4", "top-10 lookup, p99", us(l.p99), us(l.baseP99), ratio(l.p99, l.baseP99), "≤ 2×", l.p99 <= 2*l.baseP99)
 	row(w, "4", "top-10 lookup, slowest heavy prefix ("+strings.Join(heavyPrefixes, " ")+")", us(l.heavyMax), us(l.baseHeavyMax),
 		ratio(l.heavyMax, l.baseHeavyMax), "≤ 2×", l.heavyMax <= 2*l.baseHeavyMax)
-	row(w, "4", "top-10 lookup into a reused slice (AppendSearch), median / p99", us(l.appendMedian)+" / "+us(l.appendP99), us(l.baseMedian)+" / "+us(l.baseP99),
+	row(w, "4", "top-10 lookup appending to a reused slice, median / p99", us(l.appendMedian)+" / "+us(l.appendP99), us(l.baseMedian)+" / "+us(l.baseP99),
 		ratio(l.appendMedian, l.baseMedian)+" / "+ratio(l.appendP99, l.baseP99), "", true)
 	row(w, "5", "serve RSS after loading and querying large", rss(r.rssKB), "", "", "≤ 300 MB", r.rssKB <= 300*1024)
 	row(w, "5", "snapshot of large on disk (read whole into memory)", mb(r.snapshotBytes), "", "", "", true)

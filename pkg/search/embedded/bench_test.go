@@ -121,7 +121,27 @@ func BenchmarkSearch(b *testing.B) {
 			q := search.Query{Dataset: search.Large, Prefix: prefix, Limit: 10}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.Search(b.Context(), q); err != nil {
+				if _, err := s.Search(b.Context(), nil, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFind is a top-10 answer of the Service, as /search asks it
+// with typos on, for queries whose prefix matches fill the answer: the
+// Service's hot path, appending the store's answers into reused memory.
+func BenchmarkFind(b *testing.B) {
+	s := benchmarkStore(b)
+	defer s.Close()
+	svc := search.NewService(s)
+	for _, text := range []string{"san", "zuri", "bathi"} {
+		b.Run(text, func(b *testing.B) {
+			req := search.Request{Dataset: search.Large, Text: text, Limit: 10, Fuzzy: true}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := svc.Find(b.Context(), req); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -62,7 +62,7 @@ func TestLoadOnAFullDisk(t *testing.T) {
 	if want := "write " + path + ": no space left on device"; err.Error() != want || strings.Count(err.Error(), path) != 1 {
 		t.Errorf("err = %q, want %q", err, want)
 	}
-	got, err := s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
+	got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
 	if err != nil || len(got) != 1 || got[0].Name != "Paris" {
 		t.Errorf("after the failed load: %v, %v; want the old Paris", got, err)
 	}

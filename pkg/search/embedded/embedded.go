@@ -73,8 +73,7 @@ type Store struct {
 
 var (
 	_ search.Store      = (*Store)(nil)
-	_ search.Extender   = (*Store)(nil)
-	_ search.TrieWalker = (*Store)(nil)
+	_ search.TypoFinder = (*Store)(nil)
 )
 
 // FileExt is the extension of snapshot files: <dir>/<dataset>.cfs.
@@ -120,20 +119,10 @@ func (s *Store) Path(d search.Dataset) string {
 	return filepath.Join(s.dir, string(d)+FileExt)
 }
 
-// Search implements search.Store.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
-	var buf [search.MaxLimit]uint32
-	snap, idx, err := s.find(ctx, q, buf[:0])
-	if err != nil {
-		return nil, err
-	}
-	return snap.appendFound(make([]search.Found, 0, len(idx)), idx), nil
-}
-
-// AppendSearch is Search appending its answer to dst. Most of a lookup's
-// time goes to the new slice that Search returns (fresh memory, two
-// kilobytes for ten cities): a caller that reuses dst spares it.
-func (s *Store) AppendSearch(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
+// Search implements search.Store. Most of a lookup's time goes to fresh
+// memory for the answer (two kilobytes for ten cities): a caller that
+// reuses dst spares it.
+func (s *Store) Search(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
 	var buf [search.MaxLimit]uint32
 	snap, idx, err := s.find(ctx, q, buf[:0])
 	if err != nil {
@@ -190,8 +179,9 @@ func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStat
 	return snap.stats(), nil
 }
 
-// WalkTrie implements search.TrieWalker.
-func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+// walkTrie is the search.TrieWalk of dataset d's snapshot, for the typo
+// searches beyond what FindTypos's automaton holds.
+func (s *Store) walkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
 	s.use(d)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -201,18 +191,6 @@ func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path 
 	}
 	snap.walkTrie(visit)
 	return nil
-}
-
-// Extensions implements search.Extender.
-func (s *Store) Extensions(ctx context.Context, d search.Dataset, prefix string) ([]byte, error) {
-	s.use(d)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	snap, err := s.snapshot(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	return snap.extensions(prefix, nil), nil
 }
 
 // Load implements search.Store. Concurrent loads of one dataset, from this

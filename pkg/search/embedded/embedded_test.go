@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,11 @@ func mustOpen(t testing.TB, dir string, opts embedded.Options) *embedded.Store {
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) search.Store { return mustOpen(t, t.TempDir(), embedded.Options{}) })
+}
+
+// A decorator keeps every feature of the store, its typo index included.
+func TestStoreWrapped(t *testing.T) {
+	storetest.RunWrapped(t, func(t *testing.T) search.Store { return mustOpen(t, t.TempDir(), embedded.Options{}) })
 }
 
 // A small scan limit sends most prefixes of the conformance data through the
@@ -53,7 +59,7 @@ func TestBrokenSnapshot(t *testing.T) {
 	}
 	s = mustOpen(t, dir, embedded.Options{ReloadInterval: -1})
 	defer s.Close()
-	_, err := s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
+	_, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
 	var de *search.DatasetError
 	if !errors.Is(err, search.ErrUnavailable) || !strings.Contains(err.Error(), "corrupt") || !errors.As(err, &de) || de.Dataset != search.Small {
 		t.Errorf("search of a broken snapshot: err = %v, want ErrUnavailable saying dataset small is corrupt", err)
@@ -64,10 +70,11 @@ func TestBrokenSnapshot(t *testing.T) {
 	}
 }
 
-// Extensions lists exactly the bytes that follow each prefix in some key
-// of a whole name (main or alternate): checked against a brute-force scan
-// for every prefix of up to six bytes.
-func TestExtensions(t *testing.T) {
+// The trie walk that typo searches beyond the automaton take visits
+// exactly the prefixes of the keys of whole names (main or alternate), in
+// depth-first byte order: checked against the sorted prefixes of up to
+// seven bytes.
+func TestWalkTrie(t *testing.T) {
 	s := mustOpen(t, t.TempDir(), embedded.Options{ReloadInterval: -1})
 	defer s.Close()
 	cities := storetest.ReferenceCities(2000)
@@ -77,33 +84,34 @@ func TestExtensions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]map[byte]bool{}
+	const depth = 7
+	prefixes := map[string]bool{}
 	for _, c := range kept {
 		for _, k := range search.Keys(&c) {
-			for n := 0; n < len(k.Slug) && n <= 6 && !k.Word(); n++ {
-				p := k.Slug[:n]
-				if want[p] == nil {
-					want[p] = map[byte]bool{}
-				}
-				want[p][k.Slug[n]] = true
+			for n := 1; n <= len(k.Slug) && n <= depth && !k.Word(); n++ {
+				prefixes[k.Slug[:n]] = true
 			}
 		}
 	}
-	for p, next := range want {
-		got, err := s.Extensions(t.Context(), search.Large, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wantBytes []byte
-		for b := range next {
-			wantBytes = append(wantBytes, b)
-		}
-		slices.Sort(wantBytes)
-		if !slices.Equal(got, wantBytes) {
-			t.Errorf("Extensions(%q) = %q, want %q", p, got, wantBytes)
+	want := slices.Sorted(maps.Keys(prefixes)) // depth first in byte order
+	var got []string
+	err = s.WalkTrie(t.Context(), search.Large, func(path []byte) bool {
+		got = append(got, string(path))
+		return len(path) < depth
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("walked %d nodes, want %d: first difference at %d", len(got), len(want), firstDifference(got, want))
+	}
+}
+
+func firstDifference(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
 		}
 	}
-	if got, _ := s.Extensions(t.Context(), search.Large, "qqqqqq"); len(got) != 0 {
-		t.Errorf("Extensions of a missing prefix = %q", got)
-	}
+	return min(len(a), len(b))
 }

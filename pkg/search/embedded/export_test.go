@@ -1,10 +1,20 @@
 package embedded
 
-import "github.com/cityfinder/cityfinder/pkg/search"
+import (
+	"context"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
 
 // Holds tells whether the store holds dataset d's snapshot in memory.
 func (s *Store) Holds(d search.Dataset) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.snaps[d] != nil
+}
+
+// WalkTrie is the walk of the trie of dataset d's keys that search.WalkTypos
+// takes, which FindTypos must agree with.
+func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+	return s.walkTrie(ctx, d, visit)
 }

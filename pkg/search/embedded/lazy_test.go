@@ -62,10 +62,9 @@ func TestCorruptSnapshotSaysHowToRecover(t *testing.T) {
 
 		s = mustOpen(t, dir, embedded.Options{ReloadInterval: -1, Lazy: lazy})
 		defer s.Close()
-		_, searchErr := s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
-		_, extErr := s.Extensions(t.Context(), search.Small, "par")
+		_, searchErr := s.Search(t.Context(), nil, search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
 		walkErr := s.WalkTrie(t.Context(), search.Small, func([]byte) bool { return true })
-		for what, err := range map[string]error{"search": searchErr, "extensions": extErr, "walk": walkErr} {
+		for what, err := range map[string]error{"search": searchErr, "walk": walkErr} {
 			var de *search.DatasetError
 			if !errors.Is(err, search.ErrCorrupt) || !errors.Is(err, search.ErrUnavailable) || errors.Is(err, search.ErrEmptyDataset) ||
 				!errors.As(err, &de) || de.Dataset != search.Small {

@@ -45,38 +45,9 @@ func (x *index) hasCity(keys []uint32, c uint32) bool {
 	return false
 }
 
-// extensions appends to dst each byte that follows prefix in some slug of
-// a whole name, in order: the children of prefix in the trie the sorted
-// records form.
-func (s *snapshot) extensions(prefix string, dst []byte) []byte {
-	if len(prefix) <= shortPrefixLen {
-		return s.shortExtensions(prefix, dst)
-	}
-	lo, hi := s.names.bounds(prefix)
-	n := len(prefix)
-	for i := lo; i < hi; {
-		slug := s.slug(uint32(i))
-		if len(slug) == n {
-			i++
-			continue
-		}
-		b := slug[n]
-		dst = append(dst, b)
-		if hi-i < 64 { // a short range: step through it
-			for i < hi && s.slug(uint32(i))[n] == b {
-				i++
-			}
-			continue
-		}
-		// Skip to the first slug with a greater byte there: only the
-		// first slugs of the range are as short as prefix.
-		i += sort.Search(hi-i, func(k int) bool { return s.slug(uint32(i + k))[n] > b })
-	}
-	return dst
-}
-
-// shortExtensions answers extensions for prefixes of up to shortPrefixLen
-// bytes from the bit sets of shortChildren.
+// shortExtensions appends to dst each byte that follows prefix, of up to
+// shortPrefixLen bytes, in some slug of a whole name, in order: the
+// children of prefix in the trie, from the bit sets of shortChildren.
 func (s *snapshot) shortExtensions(prefix string, dst []byte) []byte {
 	idx, ok := shortIndex(unsafe.Slice(unsafe.StringData(prefix), len(prefix)))
 	if !ok {

@@ -37,11 +37,11 @@ func TestMatchesMemoryStore(t *testing.T) {
 				t.Logf("%d queries: %d found a later word, %d an alternate name, %d as many cities as asked", len(queries), words, alts, full)
 			}()
 			for _, q := range queries {
-				want, err := ref.Search(t.Context(), q)
+				want, err := ref.Search(t.Context(), nil, q)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := s.Search(t.Context(), q)
+				got, err := s.Search(t.Context(), nil, q)
 				if err != nil {
 					t.Fatalf("%+v: %v", q, err)
 				}

@@ -8,8 +8,6 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-var _ search.TypoFinder = (*Store)(nil)
-
 // FindTypos implements search.TypoFinder: it finds the same corrections as
 // search.WalkTypos, by running the same optimal-string-alignment automaton
 // over the snapshot's trie (see typoWalk), then ranks each correction's
@@ -19,9 +17,9 @@ func (s *Store) FindTypos(ctx context.Context, q search.Query, maxEdits int) ([]
 		return nil, err
 	}
 	if maxEdits > maxTypoEdits || len(q.Prefix) > maxTypoQuery || !isSlug(q.Prefix) {
-		// Beyond what the automaton's bit sets hold: walk as the Service
-		// would (WalkTypos takes the lock itself).
-		return search.WalkTypos(ctx, s, q, maxEdits)
+		// Beyond what the automaton's bit sets hold: walk the trie
+		// (WalkTypos takes the lock itself).
+		return search.WalkTypos(ctx, s, s.walkTrie, q, maxEdits)
 	}
 	s.use(q.Dataset)
 	s.mu.RLock()
@@ -32,7 +30,7 @@ func (s *Store) FindTypos(ctx context.Context, q search.Query, maxEdits int) ([]
 	}
 	if snap.trie == nil { // a dataset whose slugs the trie cannot hold
 		s.mu.RUnlock()
-		return search.WalkTypos(ctx, s, q, maxEdits)
+		return search.WalkTypos(ctx, s, s.walkTrie, q, maxEdits)
 	}
 	defer s.mu.RUnlock()
 	if maxEdits < 1 {

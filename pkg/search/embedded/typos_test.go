@@ -56,7 +56,7 @@ func TestFindTyposAgreesWithWalk(t *testing.T) {
 		wg.Go(func() {
 			for i := w; i < len(checks); i += 2 {
 				q, edits := checks[i].q, checks[i].edits
-				want, err := search.WalkTypos(t.Context(), s, q, edits)
+				want, err := search.WalkTypos(t.Context(), s, s.WalkTrie, q, edits)
 				if err != nil {
 					t.Error(err)
 					return
@@ -150,7 +150,7 @@ func TestFindTyposBeyondTheTrie(t *testing.T) {
 			storetest.MustLoad(t, s, search.Large, tc.cities...)
 			q := search.Query{Dataset: search.Large, Prefix: tc.query, Limit: 10}
 			for edits := 1; edits <= 2; edits++ {
-				want, err := search.WalkTypos(t.Context(), s, q, edits)
+				want, err := search.WalkTypos(t.Context(), s, s.WalkTrie, q, edits)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -37,7 +37,7 @@ type key struct {
 
 var (
 	_ search.Store      = (*Store)(nil)
-	_ search.TrieWalker = (*Store)(nil)
+	_ search.TypoFinder = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -76,19 +76,19 @@ func (s *Store) Stats(ctx context.Context, d search.Dataset) (search.DatasetStat
 
 // Search implements search.Store by looking at every key in the range of
 // the prefix.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
+func (s *Store) Search(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
 	if err := q.Validate(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	ds, err := s.get(ctx, q.Dataset)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	lo, _ := slices.BinarySearchFunc(ds.keys, q.Prefix, func(k key, p string) int {
 		return strings.Compare(k.Slug, p)
 	})
 	best := make(map[int]int) // city → index into found
-	found := []search.Found{}
+	var found []search.Found  // every match: dst gets the best q.Limit
 	for _, k := range ds.keys[lo:] {
 		if !strings.HasPrefix(k.Slug, q.Prefix) {
 			break
@@ -108,16 +108,19 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, err
 		found = append(found, f)
 	}
 	slices.SortFunc(found, func(a, b search.Found) int { return search.CompareFound(q.Prefix, &a, &b) })
-	if len(found) > q.Limit {
-		found = found[:q.Limit]
-	}
-	return slices.Clip(found), nil
+	return append(dst, found[:min(len(found), q.Limit)]...), nil
 }
 
-// WalkTrie implements search.TrieWalker over the keys of whole names: they
-// are sorted, so the keys below a node of the trie are a range, split by
-// their next byte.
-func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
+// FindTypos implements search.TypoFinder by walking the trie of the keys
+// of whole names (see search.WalkTypos).
+func (s *Store) FindTypos(ctx context.Context, q search.Query, maxEdits int) ([]search.Typo, error) {
+	return search.WalkTypos(ctx, s, s.walkTrie, q, maxEdits)
+}
+
+// walkTrie is the search.TrieWalk of the keys of whole names: they are
+// sorted, so the keys below a node of the trie are a range, split by their
+// next byte.
+func (s *Store) walkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
 	ds, err := s.get(ctx, d)
 	if err != nil {
 		return err

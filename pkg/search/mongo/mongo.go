@@ -63,9 +63,9 @@
 //
 // # No typo matching
 //
-// The Store is neither a search.TypoFinder nor a search.TrieWalker, so the
-// search.Service finds no typo matches in it: walking the trie of its keys
-// costs a query or more per trie node, tens to thousands per query, and
+// The Store is no search.TypoFinder, so the search.Service finds no typo
+// matches in it: walking the trie of its keys (see search.WalkTypos) would
+// cost a query or more per trie node, tens to thousands per query, and
 // FerretDB cannot even express some of them (a range over the elements of
 // an array of alternate names).
 package mongo
@@ -134,6 +134,8 @@ type Store struct {
 	loadMu       sync.Mutex // one Load at a time per Store
 }
 
+// The Store is a search.Store and, on purpose, no search.TypoFinder (see
+// the package documentation).
 var _ search.Store = (*Store)(nil)
 
 // Open returns a Store on the server at opts.URI. It does not wait for the

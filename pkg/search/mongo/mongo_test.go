@@ -192,7 +192,7 @@ func TestUnreachable(t *testing.T) {
 	}
 	defer s.Close()
 	start := time.Now()
-	_, err = s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
+	_, err = s.Search(t.Context(), nil, search.Query{Dataset: search.Small, Prefix: "par", Limit: 10})
 	checkUnavailable(t, "search", err, start)
 	start = time.Now()
 	_, err = s.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{storetest.City("Paris", "France", "", 0)}}, search.LoadOptions{})
@@ -224,7 +224,7 @@ func TestClosed(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Search(t.Context(), search.Query{Dataset: search.Small, Prefix: "par", Limit: 1}); !errors.Is(err, search.ErrUnavailable) {
+	if _, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Small, Prefix: "par", Limit: 1}); !errors.Is(err, search.ErrUnavailable) {
 		t.Errorf("search after close: err = %v, want ErrUnavailable", err)
 	}
 }

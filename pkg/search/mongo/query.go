@@ -29,23 +29,23 @@ var replacedCodes = []int{
 	237, // CursorKilled
 }
 
-// Search implements search.Searcher: see the package documentation.
-func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, error) {
+// Search implements search.Store: see the package documentation.
+func (s *Store) Search(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
 	if err := q.Validate(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if err := s.check(ctx); err != nil {
-		return nil, err
+		return dst, err
 	}
 	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
 		cities, err := s.search(qctx, q)
 		if err == nil {
-			return cities, nil
+			return append(dst, cities...), nil
 		}
 		if errors.Is(err, search.ErrEmptyDataset) {
-			return nil, err
+			return dst, err
 		}
 		if replaced(err) && attempt < maxAttempts {
 			continue
@@ -53,7 +53,7 @@ func (s *Store) Search(ctx context.Context, q search.Query) ([]search.Found, err
 		if replaced(err) {
 			err = fmt.Errorf("%w %d times in a row: %w", errReplaced, maxAttempts, search.ErrUnavailable)
 		}
-		return nil, s.fail(ctx, fmt.Sprintf("search dataset %s for %q", q.Dataset, q.Prefix), err)
+		return dst, s.fail(ctx, fmt.Sprintf("search dataset %s for %q", q.Dataset, q.Prefix), err)
 	}
 }
 

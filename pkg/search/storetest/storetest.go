@@ -1,6 +1,9 @@
 // Package storetest is the conformance suite of the search.Store contract:
 // every backend's test calls Run, so all backends are held to the same
-// behaviour, with the in-memory store as the reference ranking.
+// behaviour, with the in-memory store as the reference ranking. Wrap is a
+// decorator around a store that keeps every feature of it, for tests that
+// make a store fail or count what it is asked; RunWrapped holds it to the
+// whole suite.
 package storetest
 
 import (
@@ -64,6 +67,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"check can refuse a load", testCheck},
 		{"load reports its phases", testPhases},
 		{"invalid queries are rejected", testInvalid},
+		{"appends after what dst holds", testAppend},
 		{"ranks without population", testRankNoPopulation},
 		{"ranks by population with exact boost", testRankPopulation},
 		{"keeps every field", testFields},
@@ -74,7 +78,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"matches the reference store", func(t *testing.T, open Opener) { testReference(t, open, c) }},
 		{"filters by country", testCountries},
 		{"finds typos", testTypos},
-		{"typo finder agrees with the walk", testTypoFinder},
+		{"finds the typos of the reference store", testTypoFinder},
 		{"matches alternate names", testAltNames},
 		{"finds typos in alternate names", testAltNameTypos},
 		{"matches later words", testWords},
@@ -109,12 +113,9 @@ func MustLoad(t testing.TB, s search.Store, d search.Dataset, cities ...search.C
 // MustSearch runs a query or fails the test.
 func MustSearch(t testing.TB, s search.Store, d search.Dataset, prefix string, limit int) []search.Found {
 	t.Helper()
-	got, err := s.Search(context.Background(), search.Query{Dataset: d, Prefix: prefix, Limit: limit})
+	got, err := s.Search(context.Background(), nil, search.Query{Dataset: d, Prefix: prefix, Limit: limit})
 	if err != nil {
 		t.Fatalf("search %s %q limit %d: %v", d, prefix, limit, err)
-	}
-	if got == nil {
-		t.Fatalf("search %s %q: nil slice, want a non-nil one", d, prefix)
 	}
 	return got
 }
@@ -153,7 +154,7 @@ func SameFound(a, b []search.Found) bool {
 func testUnloaded(t *testing.T, open Opener) {
 	s := openStore(t, open)
 	for _, d := range search.Datasets {
-		_, err := s.Search(t.Context(), search.Query{Dataset: d, Prefix: "ist", Limit: 10})
+		_, err := s.Search(t.Context(), nil, search.Query{Dataset: d, Prefix: "ist", Limit: 10})
 		if !errors.Is(err, search.ErrEmptyDataset) {
 			t.Errorf("search %s before any load: err = %v, want ErrEmptyDataset", d, err)
 		}
@@ -269,7 +270,7 @@ func testInvalid(t *testing.T, open Opener) {
 		{"limit over max", search.Query{Dataset: search.Small, Prefix: "par", Limit: search.MaxLimit + 1}, search.ErrInvalidQuery},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := s.Search(t.Context(), tc.q)
+			_, err := s.Search(t.Context(), nil, tc.q)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
@@ -277,6 +278,40 @@ func testInvalid(t *testing.T, open Opener) {
 	}
 	if _, err := s.Load(t.Context(), "huge", &search.SliceReader{}, search.LoadOptions{}); !errors.Is(err, search.ErrUnknownDataset) {
 		t.Errorf("load into unknown dataset: err = %v, want ErrUnknownDataset", err)
+	}
+}
+
+// testAppend holds Search to append: the answer comes after what dst
+// holds, which stays as it was, in a slice reused from search to search,
+// and an error leaves dst as it was.
+func testAppend(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	cities := ReferenceCities(500)
+	MustLoad(t, s, search.Large, cities...)
+	head := search.Found{City: City("Head", "Nowhere", "", 0)}
+	var buf []search.Found
+	for _, p := range []string{"san", "a", "ta", "qqq", "ber"} {
+		for _, limit := range []int{1, 10, search.MaxLimit} {
+			q := search.Query{Dataset: search.Large, Prefix: p, Limit: limit, Words: true}
+			want, err := s.Search(t.Context(), nil, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := slices.Grow(append(buf[:0], head), limit) // room for the answer: in place
+			got, err := s.Search(t.Context(), dst, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1+len(want) || got[0].Name != "Head" || !SameFound(got[1:], want) {
+				t.Errorf("%q limit %d: got %q after the head, want %q", p, limit, names(got[1:]), names(want))
+			}
+			buf = got // the next answer overwrites this one
+		}
+	}
+	dst := []search.Found{head}
+	got, err := s.Search(t.Context(), dst, search.Query{Dataset: search.Large, Prefix: "", Limit: 10})
+	if !errors.Is(err, search.ErrInvalidQuery) || len(got) != 1 || got[0].Name != "Head" {
+		t.Errorf("invalid query: %q, %v; want the head alone and ErrInvalidQuery", names(got), err)
 	}
 }
 
@@ -460,7 +495,7 @@ func testConcurrentLoad(t *testing.T, open Opener) {
 	for range 4 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				got, err := s.Search(ctx, search.Query{Dataset: search.Small, Prefix: "sample", Limit: 50})
+				got, err := s.Search(ctx, nil, search.Query{Dataset: search.Small, Prefix: "sample", Limit: 50})
 				if err != nil {
 					if ctx.Err() == nil {
 						errs <- err
@@ -594,11 +629,11 @@ func testReference(t *testing.T, open Opener, c config) {
 		queries = picked
 	}
 	for _, q := range queries {
-		want, err := ref.Search(t.Context(), q)
+		want, err := ref.Search(t.Context(), nil, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Search(t.Context(), q)
+		got, err := s.Search(t.Context(), nil, q)
 		if err != nil {
 			t.Fatalf("%+v: %v", q, err)
 		}
@@ -636,7 +671,7 @@ func testCountries(t *testing.T, open Opener) {
 		{[]string{"fr"}, []string{}},
 	} {
 		t.Run(strings.Join(tc.countries, ","), func(t *testing.T) {
-			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: tc.countries})
+			got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: tc.countries})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -649,7 +684,7 @@ func testCountries(t *testing.T, open Opener) {
 			}
 		})
 	}
-	if _, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: []string{"Chile"}}); !errors.Is(err, search.ErrInvalidQuery) {
+	if _, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: []string{"Chile"}}); !errors.Is(err, search.ErrInvalidQuery) {
 		t.Errorf("a country that is not a code: err = %v, want ErrInvalidQuery", err)
 	}
 }
@@ -746,23 +781,27 @@ func typoQueries(cities []search.City, n int) []string {
 	return out
 }
 
-// testTypoFinder holds a store's own typo index to the walk that every
-// store can do: same cities, same order, same corrections.
+// testTypoFinder holds a store's typo search to the reference store's
+// (the memory store's walk of its trie, see search.WalkTypos): same
+// cities, same order, same corrections.
 func testTypoFinder(t *testing.T, open Opener) {
 	s := openStore(t, open)
 	finder, ok := s.(search.TypoFinder)
 	if !ok {
-		t.Skip("the store has no typo index of its own: the Service walks its trie")
+		t.Skip("the store finds no typos")
 	}
+	ref := memory.New()
+	defer ref.Close()
 	cities := ReferenceCities(2000)
 	MustLoad(t, s, search.Large, cities...)
+	MustLoad(t, ref, search.Large, cities...)
 	for i, p := range typoQueries(cities, 600) {
 		q := search.Query{Dataset: search.Large, Prefix: p, Limit: []int{1, 10, search.MaxLimit}[i%3]}
 		if i%5 == 0 {
 			q.Countries = []string{"cl", "es"}
 		}
 		for edits := 1; edits <= 2; edits++ {
-			want, err := search.WalkTypos(t.Context(), s, q, edits)
+			want, err := ref.FindTypos(t.Context(), q, edits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -836,7 +875,7 @@ func testAltNames(t *testing.T, open Opener) {
 			[]string{"Colonia del Sacramento", "Cologne"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Countries: tc.countries})
+			got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Countries: tc.countries})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -912,7 +951,7 @@ func testWords(t *testing.T, open Opener) {
 		{"city", true, []string{"New York City@9"}},
 	} {
 		t.Run(fmt.Sprintf("%s/%v", tc.prefix, tc.words), func(t *testing.T) {
-			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Words: tc.words})
+			got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Words: tc.words})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -949,7 +988,7 @@ func testRegions(t *testing.T, open Opener) {
 		{[]string{"ohio"}, nil},
 	} {
 		t.Run(strings.Join(tc.regions, ","), func(t *testing.T) {
-			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "spring", Limit: 10, Regions: tc.regions})
+			got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "spring", Limit: 10, Regions: tc.regions})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -986,7 +1025,7 @@ func testBox(t *testing.T, open Opener) {
 		{"no box", nil, nil, []string{"Santiago", "San Bernardo", "San Antonio", "San Nowhere", "Santa Cruz"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.Search(t.Context(), search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Box: tc.box, Countries: tc.countries})
+			got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Box: tc.box, Countries: tc.countries})
 			if err != nil {
 				t.Fatal(err)
 			}
