@@ -49,14 +49,7 @@ var screenshotDir = filepath.Join("..", "..", "out", "demo-page")
 func TestBrowserDemoPage(t *testing.T) {
 	chromium := chromiumPath(t)
 	dir := t.TempDir()
-	importSmall := []string{"import", "--dataset", "small", "--file", shareddata.Path(t, "world-cities.csv"), "--data-dir", dir}
-	// `make run` enriches the small dataset with GeoNames once the import
-	// can: then big cities come first.
-	enriched := importHasFlag("geonames")
-	if enriched {
-		importSmall = append(importSmall, "--geonames", shareddata.Path(t, "geonames-cities1000.txt.gz"))
-	}
-	mustRunCLI(t, importSmall...)
+	copyServed(t, search.Small, dir) // as `make run` imports it, enriched with GeoNames
 	large := shareddata.Path(t, "worldcitiespop-100k.txt.gz")
 	// The large dataset comes later, while serve runs: it looks for new
 	// imports every 100 ms.
@@ -155,9 +148,6 @@ func TestBrowserDemoPage(t *testing.T) {
 			p.screenshot(t, "desktop-typo")
 		}},
 		{"lon lists London, United Kingdom first", func(t *testing.T) {
-			if !enriched {
-				t.Skip("the import has no --geonames yet: without populations, lon lists short names first")
-			}
 			p.typeText(t, "lon", 0)
 			p.waitOption(t, "London")
 			if got := p.eval(t, `document.querySelector("#suggestion-0 .option-name").textContent + " · " + document.querySelector("#suggestion-0 .option-where").textContent`); got != "London · England · United Kingdom" {
@@ -165,9 +155,6 @@ func TestBrowserDemoPage(t *testing.T) {
 			}
 		}},
 		{"the location button puts nearby cities first, with their distance", func(t *testing.T) {
-			if !enriched {
-				t.Skip("the import has no --geonames yet: without coordinates, no city has a distance")
-			}
 			p.typeText(t, "san", 0)
 			p.waitOptions(t, 10)
 			for _, r := range p.log.since(p.opened) {
@@ -454,12 +441,6 @@ func droppable(s search.Store, dropped *atomic.Bool) search.Store {
 		}
 		return nil
 	})
-}
-
-// importHasFlag reports whether `cityfinder import` has the flag name.
-func importHasFlag(name string) bool {
-	cmd, _, err := newRootCmd().Find([]string{"import"})
-	return err == nil && cmd.Flags().Lookup(name) != nil
 }
 
 // allowLocation lets the pages of origin have the user's location without

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cityfinder/cityfinder/internal/shareddata"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
 	"github.com/cityfinder/cityfinder/pkg/server"
@@ -59,11 +58,7 @@ func readmeExamples(t *testing.T) []example {
 // GeoNames file as large, regions named by the okfn file.
 func TestREADMEExamples(t *testing.T) {
 	t.Parallel()
-	csv := shareddata.Path(t, "world-cities.csv")
-	geonames := shareddata.Path(t, "geonames-cities1000.txt.gz")
-	dir := t.TempDir()
-	mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--geonames", geonames, "--data-dir", dir)
-	mustRunCLI(t, "import", "--dataset", "large", "--file", geonames, "--region-names", csv, "--data-dir", dir)
+	dir := servedData(t)
 
 	store, err := embedded.Open(dir, embedded.Options{ReloadInterval: -1})
 	if err != nil {

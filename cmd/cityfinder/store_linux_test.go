@@ -23,7 +23,7 @@ import (
 func TestImportReadsNoOtherSnapshot(t *testing.T) {
 	t.Parallel()
 	beside := t.TempDir()
-	mustRunCLI(t, "import", "--file", writeBigOKFN(t, 300_000), "--data-dir", beside)
+	mustRunCLI(t, "import", "--file", writeBigOKFN(t, 150_000), "--data-dir", beside)
 	// The generated cities stand in for the large dataset.
 	if err := os.Rename(filepath.Join(beside, "small.cfs"), filepath.Join(beside, "large.cfs")); err != nil {
 		t.Fatal(err)

@@ -98,13 +98,17 @@ func URI(tb testing.TB) string {
 // Main runs the tests of a package that uses URI and stops the shared
 // FerretDB afterwards: call it from TestMain. (Without it the server still
 // exits when the test binary does, as it watches its standard input.)
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that has more to do after the tests: it
+// returns their exit code instead of exiting.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if shared.srv != nil {
 		shared.srv.stop()
 		os.RemoveAll(shared.srv.dir)
 	}
-	os.Exit(code)
+	return code
 }
 
 // Database returns the name of a new database on the server at uri, unique

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cityfinder/cityfinder/internal/shareddata"
@@ -31,7 +32,8 @@ const goldenHash = "testdata/snapshot.sha256"
 // means to change the file (a new version, another ranking) rewrites the
 // hash with -update and says why in its commit.
 func TestSnapshotBytes(t *testing.T) {
-	cities := readGeoNames(t, shareddata.Path(t, "geonames-cities1000.txt.gz"))
+	t.Parallel()
+	cities := geoNamesCities(t)
 	path := filepath.Join(t.TempDir(), "large"+FileExt)
 	b := build{scanLimit: DefaultScanLimit, listCap: search.MaxLimit, source: search.Source{Name: "cities1000.txt.gz", Size: 1234}, enter: func(string) {}}
 	if _, err := buildFile(t.Context(), &search.SliceReader{Cities: cities}, path, b, slog.New(slog.DiscardHandler)); err != nil {
@@ -58,6 +60,24 @@ func TestSnapshotBytes(t *testing.T) {
 	if got != strings.TrimSpace(string(want)) {
 		t.Errorf("snapshot sha256 %s, want %s: the bytes on disk changed (rerun with -update only if that is the point of the change)", got, strings.TrimSpace(string(want)))
 	}
+}
+
+// sharedGeoNames is the shared GeoNames dump as readGeoNames reads it, read
+// once for the tests that build it.
+var sharedGeoNames struct {
+	once   sync.Once
+	cities []search.City
+}
+
+// geoNamesCities returns a copy of the cities of the shared GeoNames dump.
+func geoNamesCities(t *testing.T) []search.City {
+	t.Helper()
+	path := shareddata.Path(t, "geonames-cities1000.txt.gz")
+	sharedGeoNames.once.Do(func() { sharedGeoNames.cities = readGeoNames(t, path) })
+	if sharedGeoNames.cities == nil {
+		t.Fatal("the shared GeoNames dump could not be read")
+	}
+	return slices.Clone(sharedGeoNames.cities)
 }
 
 // readGeoNames reads a GeoNames cities dump simply, with none of the
@@ -109,7 +129,8 @@ func readGeoNames(tb testing.TB, path string) []search.City {
 // (search.KeepFirst after the order of search.Compare), whether a store
 // sorts City values or records.
 func TestBuildKeepsWhatCollectKeeps(t *testing.T) {
-	cities := readGeoNames(t, shareddata.Path(t, "geonames-cities1000.txt.gz"))
+	t.Parallel()
+	cities := geoNamesCities(t)
 	want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: slices.Clone(cities)})
 	if err != nil {
 		t.Fatal(err)
