@@ -25,6 +25,14 @@ import (
 // config is every setting of a run, decoded from flags, CITYFINDER_*
 // environment variables, the config file and defaults, in that order.
 type config struct {
+	settingValues
+	// nameOf names a setting the way this run was given it, for the
+	// messages of errors found after loading (a file that cannot be read).
+	nameOf func(*setting) string
+}
+
+// settingValues holds a field for each key of the settings table.
+type settingValues struct {
 	DataDir string `mapstructure:"data_dir"`
 	Dataset string `mapstructure:"dataset"`
 	Log     struct {
@@ -111,6 +119,7 @@ func loadConfig(flags *pflag.FlagSet) (*config, error) {
 	if errs := cfg.validate(); len(errs) > 0 {
 		return nil, l.name(errs)
 	}
+	cfg.nameOf = l.nameOf
 	return cfg, nil
 }
 
@@ -134,7 +143,7 @@ func putSetting(values map[string]any, key string, v any) {
 // not match config.
 func decodeSettings(values map[string]any) (*config, error) {
 	var cfg config
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg, ErrorUnused: true, ErrorUnset: true})
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg.settingValues, ErrorUnused: true, ErrorUnset: true})
 	if err == nil {
 		err = dec.Decode(values)
 	}

@@ -129,7 +129,7 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	case errors.Is(err, importer.ErrShrink):
 		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
 	case errors.As(err, &ie):
-		return fmt.Errorf("--%s: %w", roleFlag(ie.Role), ie)
+		return fmt.Errorf("%s: %w", a.cfg.nameOf(roleSetting(ie.Role)), ie)
 	case err != nil:
 		return err
 	}
@@ -145,12 +145,12 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	return err
 }
 
-// roleFlag is the flag that gives an input of an import.
-func roleFlag(r importer.Role) string {
+// roleSetting is the setting that gives an input of an import.
+func roleSetting(r importer.Role) *setting {
 	if r == importer.RoleGeoNames {
-		return settingGeoNames.flag
+		return settingGeoNames
 	}
-	return settingRegionNames.flag
+	return settingRegionNames
 }
 
 // stageBars shows each stage of an import on a terminal: a bar of the

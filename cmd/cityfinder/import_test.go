@@ -161,6 +161,34 @@ func TestImportWithBadGeoNamesKeepsTheDataset(t *testing.T) {
 	}
 }
 
+// A GeoNames file that cannot be opened is named the way it was given:
+// the flag, the variable, or the key in the config file.
+func TestImportNamesTheGeoNamesSettingAsGiven(t *testing.T) {
+	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,2988507\n")
+	missing := filepath.Join(t.TempDir(), "cities1000.txt")
+	config := writeFile(t, "c.yaml", "import:\n  geonames: "+missing+"\n")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"flag", nil, []string{"--geonames", missing}, "--geonames: "},
+		{"environment", map[string]string{"CITYFINDER_GEONAMES": missing}, nil, "CITYFINDER_GEONAMES: "},
+		{"config file", nil, []string{"--config", config}, "import.geonames in " + config + ": "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, _, err := runCLI(t, append([]string{"import", "--file", csv, "--data-dir", t.TempDir()}, tc.args...)...)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !strings.Contains(err.Error(), missing) {
+				t.Errorf("err = %v, want one that starts %q and names %s", err, tc.want, missing)
+			}
+		})
+	}
+}
+
 // geonamesZip is a GeoNames dump of three places in a zip archive, as
 // GeoNames publishes cities500.zip.
 func geonamesZip(t *testing.T) []byte {
