@@ -31,7 +31,7 @@ type Outcome struct {
 // Report is one run of a judgments file on one dataset.
 type Report struct {
 	Dataset search.Dataset
-	// Cities is how many cities the dataset holds.
+	// Cities is how many cities the dataset holds (see search.DatasetStats).
 	Cities int
 	// Outcomes are those of the cases whose place the dataset has, in
 	// the file's order.
@@ -46,7 +46,11 @@ type Report struct {
 // search.DefaultBiasScale), and through base, which must index the same
 // cities.
 func Evaluate(ctx context.Context, svc *search.Service, d search.Dataset, base *Baseline, cases []Case) (Report, error) {
-	r := Report{Dataset: d, Cities: len(base.cities)}
+	stats, err := svc.Stats(ctx, d)
+	if err != nil {
+		return Report{}, fmt.Errorf("relevance: %w", err)
+	}
+	r := Report{Dataset: d, Cities: stats.Cities}
 	for _, c := range cases {
 		if !base.Has(c.ID) {
 			r.Absent = append(r.Absent, c)
