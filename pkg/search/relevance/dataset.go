@@ -1,0 +1,73 @@
+package relevance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// Sources are the files that `make run` imports its datasets from.
+type Sources struct {
+	// SmallCSV is the okfn world-cities CSV: the small dataset, and the
+	// names of the large dataset's regions.
+	SmallCSV string
+	// GeoNames, when set, is the GeoNames dump that completes the small
+	// dataset's rows (import --geonames).
+	GeoNames string
+	// LargeFile is the large dataset's file (GeoNames' cities1000 when
+	// the mirror has it).
+	LargeFile string
+}
+
+// Request returns the import of dataset d from src, as `make run` asks
+// for it: small from the okfn CSV enriched with GeoNames, large from its
+// file with the okfn CSV naming its regions.
+func (src Sources) Request(d search.Dataset) importer.Request {
+	if d == search.Large {
+		return importer.Request{Dataset: d, Source: importer.Source{Name: src.LargeFile},
+			RegionNames: importer.Source{Name: src.SmallCSV}}
+	}
+	req := importer.Request{Dataset: d, Source: importer.Source{Name: src.SmallCSV}}
+	if src.GeoNames != "" {
+		req.GeoNames = importer.Source{Name: src.GeoNames}
+	}
+	return req
+}
+
+// Import imports dataset d from src into store (see Sources.Request) and
+// returns the baseline over the cities that the import handed the store.
+func Import(ctx context.Context, store search.Store, d search.Dataset, src Sources) (*Baseline, error) {
+	rec := &recorder{Store: store}
+	if _, err := (&importer.Importer{Store: rec}).Import(ctx, src.Request(d)); err != nil {
+		return nil, fmt.Errorf("relevance: %w", err)
+	}
+	return NewBaseline(rec.cities), nil
+}
+
+// recorder is a store that keeps a copy of the cities it loads: only for
+// the import, as it hides the typo search of the store it wraps.
+type recorder struct {
+	search.Store
+	cities []search.City
+}
+
+func (r *recorder) Load(ctx context.Context, d search.Dataset, cr search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
+	r.cities = r.cities[:0]
+	return r.Store.Load(ctx, d, &recording{CityReader: cr, to: r}, opts)
+}
+
+// recording is a CityReader that hands its recorder every city it reads.
+type recording struct {
+	search.CityReader
+	to *recorder
+}
+
+func (r *recording) Read() (search.City, error) {
+	c, err := r.CityReader.Read()
+	if err == nil {
+		r.to.cities = append(r.to.cities, c)
+	}
+	return c, err
+}

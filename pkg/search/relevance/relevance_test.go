@@ -1,0 +1,243 @@
+package relevance_test
+
+import (
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/embedded"
+	"github.com/cityfinder/cityfinder/pkg/search/relevance"
+)
+
+var update = flag.Bool("update", false, "record today's figures as the floors")
+
+const (
+	judgmentsFile = "testdata/judgments.tsv"
+	floorsFile    = "testdata/floors.json"
+)
+
+// TestRelevance runs the judgments on both datasets as `make run` imports
+// them, and fails when a category's hit@1, hit@5 or MRR falls below its
+// recorded floor. -update records the figures of this run instead.
+func TestRelevance(t *testing.T) {
+	src := relevance.Sources{
+		SmallCSV:  shareddata.Path(t, "world-cities.csv"),
+		GeoNames:  shareddata.Path(t, "geonames-cities1000.txt.gz"),
+		LargeFile: shareddata.Path(t, "geonames-cities1000.txt.gz"),
+	}
+	cases, err := relevance.LoadJudgments(judgmentsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := embedded.Open(t.TempDir(), embedded.Options{ReloadInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := search.NewService(store)
+	var reports []relevance.Report
+	for _, d := range search.Datasets {
+		base, err := relevance.Import(t.Context(), store, d, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := relevance.Evaluate(t.Context(), svc, d, base, cases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports = append(reports, r)
+	}
+	if *update {
+		if err := relevance.WriteFloors(floorsFile, reports); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	floors, err := relevance.ReadFloors(floorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range reports {
+		drops := floors.Check(&reports[i])
+		if len(drops) == 0 {
+			continue
+		}
+		var out strings.Builder
+		if err := reports[i].Write(&out, -1); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("%s\n%s\n(a ranking that is better on the whole may record new floors: go test ./pkg/search/relevance -run TestRelevance -update)",
+			strings.Join(drops, "\n"), out.String())
+	}
+}
+
+func TestJudgmentsFileReads(t *testing.T) {
+	cases, err := relevance.LoadJudgments(judgmentsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 300 {
+		t.Errorf("%d judged queries, want at least 300", len(cases))
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		if key := c.Category + "\t" + c.Query; c.Near == nil { // a location case may repeat a query elsewhere
+			if seen[key] {
+				t.Errorf("line %d: %s %q is judged twice", c.Line, c.Category, c.Query)
+			}
+			seen[key] = true
+		}
+		if (c.Category == "location") != (c.Near != nil) {
+			t.Errorf("line %d: %s %q: only location cases have a location", c.Line, c.Category, c.Query)
+		}
+	}
+}
+
+func TestReadJudgments(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       relevance.Case // Line is 2
+		wantErr    string
+	}{
+		{name: "keeps a trailing space", line: "space\tnew \t5128581\t\t\tNew York City",
+			want: relevance.Case{Category: "space", Query: "new ", ID: 5128581, Place: "New York City"}},
+		{name: "reads a location", line: "location\tspring\t4250542\t39.8\t-89.64\tSpringfield",
+			want: relevance.Case{Category: "location", Query: "spring", ID: 4250542, Near: &search.Point{Lat: 39.8, Lon: -89.64}, Place: "Springfield"}},
+		{name: "refuses a missing field", line: "prefix\tlon\t2643743\t\t", wantErr: "5 fields"},
+		{name: "refuses an id that is no number", line: "prefix\tlon\tLondon\t\t\tLondon", wantErr: "not a GeoNames id"},
+		{name: "refuses id 0", line: "prefix\tlon\t0\t\t\tLondon", wantErr: "not a GeoNames id"},
+		{name: "refuses half a location", line: "location\tlon\t1\t42\t\tLondon", wantErr: "both lat and lon"},
+		{name: "refuses a location off the globe", line: "location\tlon\t1\t95\t0\tLondon", wantErr: "invalid location"},
+		{name: "refuses a blank query", line: "prefix\t \t1\t\t\tLondon", wantErr: "empty"},
+		{name: "refuses the name of the overall line", line: "all\tlon\t1\t\t\tLondon", wantErr: "every case"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cases, err := relevance.ReadJudgments(strings.NewReader("# a comment\n" + tt.line + "\n\n"))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "line 2") {
+					t.Fatalf("error %v, want one about line 2 that says %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.Line = 2
+			if len(cases) != 1 || !sameCase(cases[0], tt.want) {
+				t.Fatalf("got %+v, want %+v", cases, tt.want)
+			}
+		})
+	}
+}
+
+func sameCase(a, b relevance.Case) bool {
+	near := (a.Near == nil && b.Near == nil) || (a.Near != nil && b.Near != nil && *a.Near == *b.Near)
+	a.Near, b.Near = nil, nil
+	return near && a == b
+}
+
+// cities of a made-up dataset where population order and the ranking
+// disagree: a small exact "Par", an alternate name, two places of one id.
+var cities = []search.City{
+	{ID: 1, Name: "Par", Slug: "par", Country: "United Kingdom", Population: 1600},
+	{ID: 2, Name: "Paris", Slug: "paris", Country: "France", Population: 2_100_000},
+	{ID: 3, Name: "Parma", Slug: "parma", Country: "Italy", Population: 175_000, AltNames: []string{"Parme", "Πάρμα"}},
+	{ID: 4, Name: "Köln", Slug: "koln", Country: "Germany", Population: 960_000, AltNames: []string{"Cologne"}},
+	{ID: 2, Name: "Paris", Slug: "paris", Country: "France", Subcountry: "Île-de-France", Population: 2_100_000},
+}
+
+func TestBaselineOrdersByPopulation(t *testing.T) {
+	b := relevance.NewBaseline(cities)
+	tests := []struct {
+		query string
+		want  []uint32
+	}{
+		{"par", []uint32{2, 3, 1}}, // each id once, however many rows
+		{"Par ", []uint32{2, 3, 1}},
+		{"parme", []uint32{3}},
+		{"colo", []uint32{4}},
+		{"πάρμ", []uint32{3}}, // by its transliteration, "parm"
+		{"lon", nil},
+	}
+	for _, tt := range tests {
+		var got []uint32
+		for _, c := range b.Top(tt.query, 10) {
+			got = append(got, c.ID)
+		}
+		if !equalIDs(got, tt.want) {
+			t.Errorf("Top(%q) = %v, want %v", tt.query, got, tt.want)
+		}
+	}
+	if got := b.Top("par", 2); len(got) != 2 {
+		t.Errorf("Top(par, 2) has %d cities", len(got))
+	}
+	if !b.Has(4) || b.Has(5) {
+		t.Error("Has(4) should be true and Has(5) false")
+	}
+}
+
+func equalIDs(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestReportFiguresAndFloors(t *testing.T) {
+	r := relevance.Report{Dataset: search.Small, Outcomes: []relevance.Outcome{
+		{Case: relevance.Case{Category: "prefix"}, Rank: 1, BaselineRank: 2},
+		{Case: relevance.Case{Category: "prefix"}, Rank: 4, BaselineRank: 0},
+		{Case: relevance.Case{Category: "typo"}, Rank: 0, BaselineRank: 1},
+	}}
+	want := []relevance.CategoryFigures{
+		{Category: "prefix", Find: relevance.Figures{Cases: 2, Hit1: 0.5, Hit5: 1, MRR: 0.625}, Baseline: relevance.Figures{Cases: 2, Hit1: 0, Hit5: 0.5, MRR: 0.25}},
+		{Category: "typo", Find: relevance.Figures{Cases: 1}, Baseline: relevance.Figures{Cases: 1, Hit1: 1, Hit5: 1, MRR: 1}},
+		{Category: "all", Find: relevance.Figures{Cases: 3, Hit1: 1.0 / 3, Hit5: 2.0 / 3, MRR: 1.25 / 3}, Baseline: relevance.Figures{Cases: 3, Hit1: 1.0 / 3, Hit5: 2.0 / 3, MRR: 1.5 / 3}},
+	}
+	got := r.Categories()
+	if len(got) != len(want) {
+		t.Fatalf("categories %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("category %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if f := r.Failures(); len(f) != 2 || f[0].Rank != 4 || f[1].Rank != 0 {
+		t.Errorf("failures %+v, want the ranks 4 and 0", f)
+	}
+
+	path := filepath.Join(t.TempDir(), "floors.json")
+	if err := relevance.WriteFloors(path, []relevance.Report{r}); err != nil {
+		t.Fatal(err)
+	}
+	floors, err := relevance.ReadFloors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drops := floors.Check(&r); len(drops) != 0 {
+		t.Errorf("the figures just recorded dropped: %v", drops)
+	}
+	worse := r
+	worse.Outcomes = append([]relevance.Outcome(nil), r.Outcomes...)
+	worse.Outcomes[1].Rank = 6 // prefix: hit@5 and MRR drop, hit@1 holds
+	worse.Outcomes = append(worse.Outcomes, relevance.Outcome{Case: relevance.Case{Category: "space"}, Rank: 1})
+	joined := strings.Join(floors.Check(&worse), "\n")
+	for _, s := range []string{"small prefix: hit@5 0.5000, below its floor 1.0000", "small prefix: MRR 0.5833, below its floor 0.6250", "small space: no floor recorded"} {
+		if !strings.Contains(joined, s) {
+			t.Errorf("drops %q, want one saying %q", joined, s)
+		}
+	}
+	if strings.Contains(joined, "prefix: hit@1") {
+		t.Errorf("drops %q name prefix hit@1, which held", joined)
+	}
+}
