@@ -54,8 +54,12 @@ run: build $(DATA_DIR)/small.cfs $(if $(LARGE_FILE),$(DATA_DIR)/large.cfs)
 # time on a machine, nothing after that, whatever the checkout. With
 # CITYFINDER_TEST_MONGO_URI set, the tests use that MongoDB instead, and
 # FerretDB only for the server-restart test.
+# The relevance floors (pkg/search/relevance) run in a pass of their own,
+# without -race: ranking two real datasets on one goroutine, where the race
+# detector finds nothing and costs half a minute.
 test:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^TestRelevance$$' ./pkg/search/relevance
 
 # The demo page in headless chromium (part of `make test` too); it leaves
 # screenshots in out/demo-page for a person to look at.
