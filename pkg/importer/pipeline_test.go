@@ -13,8 +13,8 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-// readResult is everything a reader says about a file: each Read's city or
-// error, then its stats.
+// readResult is everything a reader says about a file: its cities, the
+// error that ended them, then its stats.
 type readResult struct {
 	cities []search.City
 	err    string // the error that ended the read, "" for io.EOF
@@ -23,18 +23,11 @@ type readResult struct {
 
 func readAllOf(r rowReader) readResult {
 	var res readResult
-	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			res.err = err.Error()
-			break
-		}
-		res.cities = append(res.cities, c)
+	cities, err := search.ReadAll(r)
+	if err != nil {
+		res.err = err.Error()
 	}
-	res.stats = r.Stats()
+	res.cities, res.stats = cities, r.Stats()
 	return res
 }
 
@@ -155,14 +148,14 @@ func TestParallelReaderStopsWhenClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 100 {
-		if _, err := r.Read(); err != nil {
+	for range 10 {
+		if _, err := r.ReadBatch(nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.Close()
 	r.Close()
-	if _, err := r.Read(); err == nil || errors.Is(err, io.EOF) {
-		t.Errorf("Read after Close: %v, want an error", err)
+	if _, err := r.ReadBatch(nil); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("ReadBatch after Close: %v, want an error", err)
 	}
 }
