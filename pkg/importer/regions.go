@@ -241,7 +241,7 @@ type geonamesRegions struct {
 	names *RegionNames // once the dump is read
 	held  heldRows
 	named int
-	err   error // what Read returns after the held cities
+	err   error // what ReadBatch returns after the held cities
 }
 
 // ReadBatch appends the next batch of cities to dst, each with its

@@ -126,24 +126,30 @@ func writeTemp(tb testing.TB, name, content string) string {
 }
 
 // recordingStore is a memory store that also keeps the cities of its last
-// Load as the import handed them over, in order. It embeds the memory
-// store itself, not a search.Store, so it has every method of one.
+// Load as the import handed them over, in order, and holds the import's
+// reader to the contract of search.CityReader. It embeds the memory store
+// itself, not a search.Store, so it has every method of one.
 type recordingStore struct {
 	*memory.Store
+	tb     testing.TB
 	cities []search.City
 }
 
-func newRecordingStore() *recordingStore { return &recordingStore{Store: memory.New()} }
+func newRecordingStore(tb testing.TB) *recordingStore {
+	return &recordingStore{Store: memory.New(), tb: tb}
+}
 
 func (s *recordingStore) Load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
-	rec := &recordingReader{r: r}
+	rec := &recordingReader{tb: s.tb, r: r}
 	stats, err := s.Store.Load(ctx, d, rec, opts)
 	s.cities = rec.cities
 	return stats, err
 }
 
-// recordingReader keeps a copy of the cities it passes on.
+// recordingReader keeps a copy of the cities it passes on, and checks that
+// each batch has a city or more, or else an error.
 type recordingReader struct {
+	tb     testing.TB
 	r      search.CityReader
 	cities []search.City
 }
@@ -151,6 +157,9 @@ type recordingReader struct {
 func (r *recordingReader) ReadBatch(dst []search.City) ([]search.City, error) {
 	n := len(dst)
 	dst, err := r.r.ReadBatch(dst)
+	if (err == nil) != (len(dst) > n) {
+		r.tb.Errorf("the import's reader handed over %d cities, error %v: want some or an error", len(dst)-n, err)
+	}
 	r.cities = append(r.cities, dst[n:]...)
 	return dst, err
 }
@@ -182,7 +191,7 @@ func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
 		{"stream", importer.Source{Reader: stringsReader(regionsDump)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newRecordingStore()
+			store := newRecordingStore(t)
 			im := importer.Importer{Store: store}
 			sum, err := im.Import(t.Context(), importer.Request{Dataset: search.Large, Source: tc.source, RegionNames: names})
 			if err != nil {
@@ -199,7 +208,7 @@ func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
 
 	// The cities held back until their regions are named come out as they
 	// went in, but for their Subcountry.
-	plain, named := newRecordingStore(), newRecordingStore()
+	plain, named := newRecordingStore(t), newRecordingStore(t)
 	dump := kolnRow().String() + kolnRow().with("geonameid", "2").with("alternatenames", "").with("population", "").String() +
 		kolnRow().with("geonameid", "3").with("name", "Bonn").with("latitude", "-50.7").with("country code", "").String()
 	for _, s := range []*recordingStore{plain, named} {
@@ -236,7 +245,7 @@ func TestImportNamesTheRegionsOfAMaxMindFile(t *testing.T) {
 		"rs,novi beograd,Novi Beograd,00,,44.81,20.42\n")
 	names := importer.Source{Name: writeTemp(t, "world-cities.csv", regionsOKFN)}
 	geonames := importer.Source{Name: writeTemp(t, "cities500.txt", regionsDump)}
-	store := newRecordingStore()
+	store := newRecordingStore(t)
 	sum, err := importFile(t.Context(), store, path, importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: geonames})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +290,7 @@ func TestImportNamesTheRegionsOfTheSharedFiles(t *testing.T) {
 		{"worldcitiespop-100k.txt.gz", geonames, 0.94, []string{"Tokyo|40|Tokyo", "London|Q6|England", "Zürich|ZH|Zurich"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			store := newRecordingStore()
+			store := newRecordingStore(t)
 			sum, err := importFile(t.Context(), store, datasetPath(t, tc.file), importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: tc.geonames})
 			if err != nil {
 				t.Fatal(err)

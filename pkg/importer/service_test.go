@@ -37,7 +37,7 @@ func TestImportRefusesInputsTheFormatCannotUse(t *testing.T) {
 			importer.RoleRegionNames, "name their regions themselves"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newRecordingStore()
+			store := newRecordingStore(t)
 			_, err := (&importer.Importer{Store: store}).Import(t.Context(), tc.req)
 			var ie *importer.InputError
 			if !errors.As(err, &ie) || ie.Role != tc.role || !errors.Is(err, importer.ErrUnusedInput) || !strings.Contains(err.Error(), tc.message) {
@@ -50,7 +50,7 @@ func TestImportRefusesInputsTheFormatCannotUse(t *testing.T) {
 	}
 
 	// An input that cannot be read names its role and file.
-	_, err := (&importer.Importer{Store: newRecordingStore()}).Import(t.Context(),
+	_, err := (&importer.Importer{Store: newRecordingStore(t)}).Import(t.Context(),
 		importer.Request{Dataset: search.Small, Source: importer.Source{Name: okfn}, GeoNames: importer.Source{Name: okfn}})
 	var ie *importer.InputError
 	if !errors.As(err, &ie) || ie.Role != importer.RoleGeoNames || !errors.Is(err, importer.ErrHeader) || !strings.Contains(err.Error(), "GeoNames file "+okfn) {
@@ -89,7 +89,7 @@ func TestImportSources(t *testing.T) {
 		{"a zip on a stream", search.Large, importer.Source{Reader: io.MultiReader(bytes.NewReader(zipData))}, nil, []string{"Köln"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newRecordingStore()
+			store := newRecordingStore(t)
 			var stages []importer.Stage
 			im := importer.Importer{Store: store, Stdin: tc.stdin}
 			_, err := im.Import(t.Context(), importer.Request{Dataset: tc.dataset, Source: tc.source, Download: importer.DownloadOptions{Dir: downloads},
@@ -113,7 +113,7 @@ func TestImportSources(t *testing.T) {
 	}
 
 	// Without a directory to download into, a URL is refused.
-	_, err = (&importer.Importer{Store: newRecordingStore()}).Import(t.Context(), importer.Request{Dataset: search.Small, Source: importer.Source{Name: srv.URL + "/x.csv"}})
+	_, err = (&importer.Importer{Store: newRecordingStore(t)}).Import(t.Context(), importer.Request{Dataset: search.Small, Source: importer.Source{Name: srv.URL + "/x.csv"}})
 	if err == nil || !strings.Contains(err.Error(), "no directory to download into") {
 		t.Errorf("a URL without Download.Dir: err = %v", err)
 	}
