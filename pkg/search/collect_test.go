@@ -1,7 +1,6 @@
 package search_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"slices"
@@ -49,42 +48,6 @@ func TestLoadReaderReadsEveryBatch(t *testing.T) {
 		}
 	}
 }
-
-// A LoadReader fails as every store's Load must, and leaves dst as it
-// was.
-func TestLoadReaderFails(t *testing.T) {
-	broken := errors.New("disk on fire")
-	canceled, cancel := context.WithCancel(t.Context())
-	cancel()
-	for _, tc := range []struct {
-		name string
-		ctx  context.Context
-		r    search.CityReader
-		want error
-	}{
-		{"no city at all", t.Context(), &search.SliceReader{}, search.ErrNoCities},
-		{"a city without a slug", t.Context(), &search.SliceReader{Cities: []search.City{city("Paris", "France", 1), {Name: "x"}}}, search.ErrInvalidCity},
-		{"a city without a name", t.Context(), &search.SliceReader{Cities: []search.City{{Slug: "x"}}}, search.ErrInvalidCity},
-		{"the reader's error", t.Context(), failing{broken}, broken},
-		{"an ended context", canceled, &search.SliceReader{Cities: []search.City{city("Paris", "France", 1)}}, context.Canceled},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dst := []search.City{city("Kept", "Nowhere", 0)}
-			got, err := search.NewLoadReader(tc.r).ReadBatch(tc.ctx, dst)
-			if !errors.Is(err, tc.want) {
-				t.Errorf("err = %v, want %v", err, tc.want)
-			}
-			if !slices.Equal(cityNames(got), []string{"Kept"}) {
-				t.Errorf("dst = %q, want it as it was", cityNames(got))
-			}
-		})
-	}
-}
-
-// failing is a CityReader that fails at once.
-type failing struct{ err error }
-
-func (f failing) ReadBatch(dst []search.City) ([]search.City, error) { return dst, f.err }
 
 // Of two cities with the same Key, Collect (every store's rule) keeps the
 // one that BySlug puts first, the more populous, in whichever order they
