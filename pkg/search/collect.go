@@ -22,7 +22,7 @@ func NewLoadReader(r CityReader) *LoadReader { return &LoadReader{r: r} }
 
 // ReadBatch appends the next batch of cities to dst, as r.ReadBatch does
 // (see CityReader), once ctx is checked. It returns io.EOF after the last
-// city, or ErrNoCities (wrapped) when r yielded none at all, so that an
+// city, or ErrNoCities when r yielded none at all, so that an
 // empty file never replaces a dataset. A city with an empty Name or Slug
 // fails it with ErrInvalidCity (wrapped). On error it returns dst as it
 // was.

@@ -224,8 +224,8 @@ func (b *Box) valid() bool {
 }
 
 // CityReader yields the cities of a dataset in batches, as an import
-// streams them, so that a store takes a few thousand cities per call
-// rather than one.
+// streams them, so that a store takes a block of cities per call rather
+// than one. Its calls come one at a time, from one goroutine at a time.
 type CityReader interface {
 	// ReadBatch appends the next cities to dst and returns the extended
 	// slice, as append does; it writes only past len(dst). How many it
