@@ -2,8 +2,6 @@ package importer_test
 
 import (
 	"encoding/csv"
-	"errors"
-	"io"
 	"os"
 	"testing"
 
@@ -96,15 +94,12 @@ func mustCountryNames(t *testing.T, f importer.Format, path string) map[string]s
 	if err != nil {
 		t.Fatal(err)
 	}
+	cities, err := search.ReadAll(r)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	names := make(map[string]string)
-	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return names
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+	for _, c := range cities {
 		if c.CountryCode == "" {
 			continue
 		}
@@ -113,4 +108,5 @@ func mustCountryNames(t *testing.T, f importer.Format, path string) map[string]s
 		}
 		names[c.CountryCode] = c.Country
 	}
+	return names
 }

@@ -72,26 +72,32 @@ func (g *Gazetteer) Enrich(r search.CityReader) *EnrichedReader {
 	return &EnrichedReader{r: r, g: g, admin1: make(map[division]bool), admin1Of: make(map[divisionName]bool)}
 }
 
-// Read returns the next city, completed when it matches a place.
-func (e *EnrichedReader) Read() (search.City, error) {
-	c, err := e.r.Read()
-	if err != nil {
-		return c, err
+// ReadBatch appends the next batch of cities to dst, each completed when it
+// matches a place (see search.CityReader).
+func (e *EnrichedReader) ReadBatch(dst []search.City) ([]search.City, error) {
+	n := len(dst)
+	dst, err := e.r.ReadBatch(dst)
+	for i := n; i < len(dst); i++ {
+		e.enrich(&dst[i])
 	}
+	return dst, err
+}
+
+// enrich completes c when it matches a place.
+func (e *EnrichedReader) enrich(c *search.City) {
 	if c.ID == 0 && c.HasLocation {
-		if p := e.g.enrichLocated(&c); p != nil {
+		if p := e.g.enrichLocated(c); p != nil {
 			e.enriched++
 			if e.regions != nil {
 				c.Subcountry = e.regions.name(p.id, p.country, e.g.admin1s[p.admin1])
 			}
 		}
-		return c, nil
+		return
 	}
-	if i := e.match(&c); i >= 0 {
-		e.g.enrichFrom(&c, &e.g.places[i])
+	if i := e.match(c); i >= 0 {
+		e.g.enrichFrom(c, &e.g.places[i])
 		e.enriched++
 	}
-	return c, nil
 }
 
 // Enriched is how many cities were completed so far.

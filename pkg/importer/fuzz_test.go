@@ -26,19 +26,15 @@ func fuzzReader(t *testing.T, f importer.Format, header string, rows []byte, str
 	if err != nil {
 		t.Fatalf("header rejected: %v", err)
 	}
+	cities, err := search.ReadAll(r)
+	if err != nil {
+		if !strict || !errors.Is(err, importer.ErrMalformedRow) {
+			t.Fatalf("ReadBatch: %v", err)
+		}
+		mustBeShortAndSafe(t, err.Error())
+	}
 	n := 0
-	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if !strict || !errors.Is(err, importer.ErrMalformedRow) {
-				t.Fatalf("Read: %v", err)
-			}
-			mustBeShortAndSafe(t, err.Error())
-			break
-		}
+	for _, c := range cities {
 		n++
 		if c.Name == "" || c.Slug == "" || c.Slug != search.Slug(c.Name) {
 			t.Fatalf("city %+v has no name or a wrong slug", c)
@@ -120,8 +116,9 @@ func FuzzGeoNamesRow(f *testing.F) {
 // tidyPlaces reads places, checks each with mustBeTidy, and returns them as
 // cities.
 type tidyPlaces struct {
-	tb testing.TB
-	r  *importer.GeoNamesReader
+	tb     testing.TB
+	r      *importer.GeoNamesReader
+	places []importer.Place
 }
 
 func newTidyPlaceReader(tb testing.TB) func(importer.Format, io.Reader, importer.ReaderOptions) (rowReader, error) {
@@ -131,13 +128,16 @@ func newTidyPlaceReader(tb testing.TB) func(importer.Format, io.Reader, importer
 	}
 }
 
-func (p *tidyPlaces) Read() (search.City, error) {
-	pl, err := p.r.Read()
-	if err != nil {
-		return search.City{}, err
+func (p *tidyPlaces) ReadBatch(dst []search.City) ([]search.City, error) {
+	var err error
+	if p.places, err = p.r.ReadBatch(p.places[:0]); err != nil {
+		return dst, err
 	}
-	mustBeTidy(p.tb, pl)
-	return pl.City(), nil
+	for _, pl := range p.places {
+		mustBeTidy(p.tb, pl)
+		dst = append(dst, pl.City())
+	}
+	return dst, nil
 }
 
 func (p *tidyPlaces) Stats() importer.ReadStats { return p.r.Stats() }

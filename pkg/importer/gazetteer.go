@@ -212,30 +212,34 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 	g := &Gazetteer{}
 	var text []byte
 	admin1s := make(map[string]uint32)
+	var batch []parsedPlace
 	for {
-		p, err := pr.Read()
+		batch, err = pr.ReadBatch(batch[:0])
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		a, ok := admin1s[p.admin1]
-		if !ok {
-			a = uint32(len(g.admin1s))
-			admin1s[p.admin1] = a
-			g.admin1s = append(g.admin1s, p.admin1)
+		for i := range batch {
+			p := &batch[i]
+			a, ok := admin1s[p.admin1]
+			if !ok {
+				a = uint32(len(g.admin1s))
+				admin1s[p.admin1] = a
+				g.admin1s = append(g.admin1s, p.admin1)
+			}
+			p.place.admin1 = a
+			p.place.first, p.place.count = uint32(len(g.names)), uint32(len(p.names))
+			for k, name := range p.names {
+				g.names = append(g.names, gazName{
+					off: uint32(len(text)), nameLen: uint16(len(name)), slugLen: uint16(len(p.slugs[k])),
+					byName: p.slugs[k] == p.main || p.slugs[k] == p.ascii,
+				})
+				text = append(append(text, name...), p.slugs[k]...)
+			}
+			g.places = append(g.places, p.place)
 		}
-		p.place.admin1 = a
-		p.place.first, p.place.count = uint32(len(g.names)), uint32(len(p.names))
-		for k, name := range p.names {
-			g.names = append(g.names, gazName{
-				off: uint32(len(text)), nameLen: uint16(len(name)), slugLen: uint16(len(p.slugs[k])),
-				byName: p.slugs[k] == p.main || p.slugs[k] == p.ascii,
-			})
-			text = append(append(text, name...), p.slugs[k]...)
-		}
-		g.places = append(g.places, p.place)
 	}
 	g.text = string(text)
 	g.index()

@@ -119,7 +119,8 @@ func (p *Place) city(country string, t *nameTidier) search.City {
 // file): tab-separated UTF-8 with no header and no quoting, 19 columns (see
 // the dump's readme). Wrap the file in an Input to read it from .gz or .zip.
 // The first line must be a GeoNames row, which tells the file from others;
-// the rows after it that are not are malformed rows.
+// the rows after it that are not are malformed rows. ReadBatch hands the
+// places over in batches, under the contract of search.CityReader.
 type GeoNamesReader struct {
 	lineRows[Place, *geonamesParser]
 }

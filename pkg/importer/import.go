@@ -183,8 +183,11 @@ type progressReader struct {
 	lastRows  int
 }
 
-func (r *progressReader) Read() (search.City, error) {
-	c, err := r.importReader.Read()
+// ReadBatch appends the next batch of cities to dst (see
+// search.CityReader), and tells the Progress when the batch ends
+// progressStep bytes or more past the last report, or the file ends.
+func (r *progressReader) ReadBatch(dst []search.City) ([]search.City, error) {
+	dst, err := r.importReader.ReadBatch(dst)
 	if n := r.Consumed(); n-r.lastBytes >= progressStep || errors.Is(err, io.EOF) {
 		rows := r.Stats().Rows
 		if n > r.lastBytes || rows > r.lastRows {
@@ -192,5 +195,5 @@ func (r *progressReader) Read() (search.City, error) {
 			r.lastBytes, r.lastRows = n, rows
 		}
 	}
-	return c, err
+	return dst, err
 }

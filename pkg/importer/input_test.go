@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
 // mustWriteFile writes data to name in a fresh temporary directory.
@@ -95,17 +96,11 @@ func TestOpenReadsTheGzipFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, c.Name)
+	cities, err := search.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
 	}
+	got := names(cities)
 	if want := "Aixàs|Andorra la Vella|Ðakovica"; strings.Join(got, "|") != want {
 		t.Errorf("names = %q, want %q", got, want)
 	}

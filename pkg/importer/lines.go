@@ -148,6 +148,7 @@ type lineRows[T any, P rowParser[T]] struct {
 	what    string // names the format in read errors
 	unknown unknownCountries
 	codes   []string // scratch for the parser's unknown codes
+	err     error    // what ReadBatch returns from now on
 }
 
 // newLineRows reads lines with p; what names the format in read errors.
@@ -155,14 +156,28 @@ func newLineRows[T any, P rowParser[T]](lines *lineReader, opts ReaderOptions, w
 	return lineRows[T, P]{rows: rowScanner{lines: lines, log: newRowLog(opts)}, parse: p, what: what}
 }
 
-// Read returns the next well-formed row, or io.EOF after the last.
-func (r *lineRows[T, P]) Read() (T, error) {
-	v, err := scanRow(&r.rows, r.what, r.parse)
-	if ut, ok := any(r.parse).(unknownTaker); ok {
-		r.codes = ut.takeUnknown(r.codes[:0])
-		r.unknown.add(r.codes)
+// ReadBatch appends the next well-formed rows to dst, at most batchLines,
+// and returns the extended slice; see search.CityReader, whose contract it
+// keeps for any T. It returns io.EOF after the last row.
+func (r *lineRows[T, P]) ReadBatch(dst []T) ([]T, error) {
+	ut, _ := any(r.parse).(unknownTaker)
+	n := len(dst)
+	for r.err == nil && len(dst)-n < batchLines {
+		v, err := scanRow(&r.rows, r.what, r.parse)
+		if ut != nil {
+			r.codes = ut.takeUnknown(r.codes[:0])
+			r.unknown.add(r.codes)
+		}
+		if err != nil {
+			r.err = err
+			break
+		}
+		dst = append(dst, v)
 	}
-	return v, err
+	if len(dst) > n {
+		return dst, nil
+	}
+	return dst, r.err
 }
 
 // Stats returns the counts so far.

@@ -22,7 +22,7 @@ const (
 	batchBytes = 64 << 10
 )
 
-// errClosed is what a parallelReader's Read returns once it is closed.
+// errClosed is what a parallelReader's ReadBatch returns once it is closed.
 var errClosed = errors.New("reader closed")
 
 // cutLine is one line of a batch: buf[start:end], its physical line number,
@@ -59,7 +59,7 @@ type unknownTaker interface {
 }
 
 // parallelReader reads rows of type T from lines in parallel; see above.
-// It must be closed, so that its goroutines end, unless Read has returned
+// It must be closed, so that its goroutines end, unless ReadBatch has returned
 // an error.
 type parallelReader[T any] struct {
 	what    string
@@ -78,7 +78,7 @@ type parallelReader[T any] struct {
 	next     int // next line of cur
 	nextCode int // next code of cur.unknown
 	consumed int64
-	err      error // what Read returns from now on
+	err      error // what ReadBatch returns from now on
 }
 
 // pipeline says how to read in parallel.
@@ -122,7 +122,7 @@ func newParallelReader[T any, P rowParser[T]](lines *lineReader, opts ReaderOpti
 }
 
 // cut packs lines into batches and hands them to the workers and, in the
-// same order, to Read. Both channels hold every batch there is, so that
+// same order, to ReadBatch. Both channels hold every batch there is, so that
 // sending never blocks.
 func (r *parallelReader[T]) cut(lines *lineReader, consumed func() int64) {
 	defer r.wg.Done()
@@ -197,53 +197,69 @@ func (r *parallelReader[T]) parse(p rowParser[T]) {
 	}
 }
 
-// Read returns the next well-formed row in file order, or io.EOF after the
-// last; malformed rows are counted and skipped, or end a strict read.
-func (r *parallelReader[T]) Read() (T, error) {
-	var zero T
-	for r.err == nil {
+// ReadBatch appends to dst the well-formed rows of the next batch in file
+// order (of the next batches, when one has none), and returns the extended
+// slice; see search.CityReader, whose contract it keeps for any T. It
+// returns io.EOF after the last row. Malformed rows are counted and
+// skipped, or end a strict read: the rows before the one that ends it
+// come first, and the error with the next call.
+func (r *parallelReader[T]) ReadBatch(dst []T) ([]T, error) {
+	n := len(dst)
+	for r.err == nil && len(dst) == n {
 		if r.cur == nil {
 			r.cur, r.next, r.nextCode = <-r.queue, 0, 0
 			<-r.cur.ready
 			r.consumed = r.cur.consumed
 		}
+		dst = r.take(dst)
 		b := r.cur
-		for r.next < len(b.lines) {
-			i := r.next
-			r.next++
-			r.log.rows++
-			for r.nextCode < len(b.unknown) && b.unknownRow[r.nextCode] == i {
-				r.unknown.add(b.unknown[r.nextCode : r.nextCode+1])
-				r.nextCode++
-			}
-			switch b.reasons[i] {
-			case "":
-				v := b.rows[i]
-				b.rows[i] = zero // let the batch forget it
-				return v, nil
-			case skipRow:
-				r.log.skipped++
-				continue
-			}
-			if err := r.log.reject(b.lines[i].num, b.reasons[i]); err != nil {
-				r.finish(err)
-				return zero, err
-			}
-		}
 		switch {
+		case r.err != nil:
 		case b.end == io.EOF:
 			r.finish(io.EOF)
 		case b.end != nil:
 			r.finish(fmt.Errorf("read %s: %w", r.what, b.end))
 		default:
+			clear(b.rows) // let the batch forget the rows it handed over
 			r.cur = nil
 			r.free <- b
 		}
 	}
-	return zero, r.err
+	if len(dst) > n {
+		return dst, nil
+	}
+	return dst, r.err
 }
 
-// finish makes Read return err from now on and stops the goroutines.
+// take appends the well-formed rows of the current batch to dst, up to
+// the malformed row that ends a strict read, if any.
+func (r *parallelReader[T]) take(dst []T) []T {
+	b := r.cur
+	for r.next < len(b.lines) {
+		i := r.next
+		r.next++
+		r.log.rows++
+		for r.nextCode < len(b.unknown) && b.unknownRow[r.nextCode] == i {
+			r.unknown.add(b.unknown[r.nextCode : r.nextCode+1])
+			r.nextCode++
+		}
+		switch b.reasons[i] {
+		case "":
+			dst = append(dst, b.rows[i])
+			continue
+		case skipRow:
+			r.log.skipped++
+			continue
+		}
+		if err := r.log.reject(b.lines[i].num, b.reasons[i]); err != nil {
+			r.finish(err)
+			break
+		}
+	}
+	return dst
+}
+
+// finish makes ReadBatch return err from now on and stops the goroutines.
 func (r *parallelReader[T]) finish(err error) {
 	r.err = err
 	r.Close()
@@ -260,7 +276,7 @@ func (r *parallelReader[T]) Stats() ReadStats {
 // the last row returned was cut.
 func (r *parallelReader[T]) Consumed() int64 { return r.consumed }
 
-// Close stops the goroutines and waits for them; Read returns an error
+// Close stops the goroutines and waits for them; ReadBatch returns an error
 // afterwards. It may be called more than once.
 func (r *parallelReader[T]) Close() {
 	r.once.Do(func() {

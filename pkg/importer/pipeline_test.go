@@ -13,29 +13,57 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-// readResult is everything a reader says about a file: each Read's city or
-// error, then its stats.
+// readResult is everything a reader says about a file: its cities, the
+// error that ended them, then its stats.
 type readResult struct {
 	cities []search.City
 	err    string // the error that ended the read, "" for io.EOF
 	stats  importer.ReadStats
 }
 
-func readAllOf(r rowReader) readResult {
+func readAllOf(tb testing.TB, r rowReader) readResult {
+	tb.Helper()
 	var res readResult
-	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			res.err = err.Error()
-			break
-		}
-		res.cities = append(res.cities, c)
+	cities, err := mustReadBatches(tb, r)
+	if err != nil {
+		res.err = err.Error()
 	}
-	res.stats = r.Stats()
+	res.cities, res.stats = cities, r.Stats()
 	return res
+}
+
+// mustReadBatches reads r to its end, an error or io.EOF (returned as
+// nil), and holds every call to search.CityReader's contract: a batch of
+// one city or more appended after what dst held, or an error and dst as it
+// was; and an error again after the first.
+func mustReadBatches(tb testing.TB, r search.CityReader) ([]search.City, error) {
+	tb.Helper()
+	var cities []search.City
+	for {
+		var last search.City // of what dst holds: ReadBatch must leave it be
+		if len(cities) > 0 {
+			last = cities[len(cities)-1]
+		}
+		next, err := r.ReadBatch(cities)
+		if len(cities) > 0 && (len(next) < len(cities) || !next[len(cities)-1].Equal(&last)) {
+			tb.Fatalf("ReadBatch changed the cities dst held")
+		}
+		switch {
+		case err == nil && len(next) == len(cities):
+			tb.Fatalf("ReadBatch appended no city and returned no error")
+		case err != nil && len(next) != len(cities):
+			tb.Fatalf("ReadBatch appended %d cities with the error %v", len(next)-len(cities), err)
+		case err != nil:
+			if again, err2 := r.ReadBatch(nil); err2 == nil || len(again) > 0 {
+				tb.Fatalf("ReadBatch after %v: %d cities, %v; want an error", err, len(again), err2)
+			}
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return cities, err
+		}
+		cities = next
+	}
 }
 
 // pipelineShapes are the worker counts and batch sizes the parallel
@@ -55,7 +83,7 @@ func mustReadAlike(t *testing.T, f importer.Format, data []byte, opts importer.R
 	seq, seqErr := newFormatReader(f, bytes.NewReader(data), opts)
 	var want readResult
 	if seqErr == nil {
-		want = readAllOf(seq)
+		want = readAllOf(t, seq)
 	}
 	for _, shape := range shapes {
 		par, err := importer.NewParallelReader(f, bytes.NewReader(data), opts, shape.workers, shape.lines)
@@ -65,7 +93,7 @@ func mustReadAlike(t *testing.T, f importer.Format, data []byte, opts importer.R
 		if err != nil {
 			continue
 		}
-		got := readAllOf(par)
+		got := readAllOf(t, par)
 		par.Close()
 		if !sameRead(got, want) {
 			t.Fatalf("%d workers, %d lines a batch: read\n%s\nthe sequential reader read\n%s", shape.workers, shape.lines, got, want)
@@ -155,14 +183,14 @@ func TestParallelReaderStopsWhenClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 100 {
-		if _, err := r.Read(); err != nil {
+	for range 10 {
+		if _, err := r.ReadBatch(nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.Close()
 	r.Close()
-	if _, err := r.Read(); err == nil || errors.Is(err, io.EOF) {
-		t.Errorf("Read after Close: %v, want an error", err)
+	if _, err := r.ReadBatch(nil); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("ReadBatch after Close: %v, want an error", err)
 	}
 }

@@ -57,16 +57,19 @@ func ReadSubcountries(r io.Reader) (*Subcountries, error) {
 		return nil, err
 	}
 	s := &Subcountries{byID: make(map[uint32]string)}
+	var batch []search.City
 	for {
-		c, err := or.Read()
+		batch, err = or.ReadBatch(batch[:0])
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		if c.ID != 0 && c.Subcountry != "" {
-			s.byID[c.ID] = c.Subcountry
+		for i := range batch {
+			if c := &batch[i]; c.ID != 0 && c.Subcountry != "" {
+				s.byID[c.ID] = c.Subcountry
+			}
 		}
 	}
 	if err := tooManyRejected(or.Stats()); err != nil {
@@ -201,26 +204,28 @@ func (r *RegionNames) division(country code, admin1 string) string {
 	return r.byDivision[regionKey{country, admin1}]
 }
 
-// heldCities hands out, in order, the cities that a region namer held back
-// until it knew the names of their regions, and counts those that have one.
+// heldCities hands out, in order and in batches, the cities that a region
+// namer held back until it knew the names of their regions, and counts
+// those that have one.
 type heldCities struct {
 	run   []search.City
 	next  int // the next of run to return
 	named int
 }
 
-// take returns the next held city, or false when none is left.
-func (h *heldCities) take() (search.City, bool) {
-	if h.next == len(h.run) {
-		return search.City{}, false
+// take appends the next held cities to dst, at most batchLines of them,
+// and returns the extended slice, as long as dst when none is left.
+func (h *heldCities) take(dst []search.City) []search.City {
+	batch := h.run[h.next:min(len(h.run), h.next+batchLines)]
+	for i := range batch {
+		if batch[i].Subcountry != "" {
+			h.named++
+		}
 	}
-	c := h.run[h.next]
-	h.run[h.next] = search.City{} // let the run forget it
-	h.next++
-	if c.Subcountry != "" {
-		h.named++
-	}
-	return c, true
+	dst = append(dst, batch...)
+	clear(batch) // let the run forget them
+	h.next += len(batch)
+	return dst
 }
 
 // geonamesRegions names the regions of the cities of a GeoNames dump as
@@ -236,40 +241,52 @@ type geonamesRegions struct {
 	names *RegionNames // once the dump is read
 	held  heldRows
 	named int
-	err   error // what Read returns after the held cities
+	err   error // what ReadBatch returns after the held cities
 }
 
-// Read returns the next city, with its region's name as Subcountry when
-// one is known.
-func (g *geonamesRegions) Read() (search.City, error) {
+// ReadBatch appends the next batch of cities to dst, each with its
+// region's name as Subcountry when one is known (see search.CityReader).
+// The first call reads the whole dump.
+func (g *geonamesRegions) ReadBatch(dst []search.City) ([]search.City, error) {
 	if g.names == nil && g.err == nil {
 		g.readAll()
 	}
-	c, ok := g.held.take()
-	if !ok {
-		return search.City{}, g.err
+	n := len(dst)
+	for len(dst)-n < batchLines {
+		c, ok := g.held.take()
+		if !ok {
+			break
+		}
+		if c.Subcountry = g.names.Name(c.ID, c.CountryCode, c.Region); c.Subcountry != "" {
+			g.named++
+		}
+		dst = append(dst, c)
 	}
-	if c.Subcountry = g.names.Name(c.ID, c.CountryCode, c.Region); c.Subcountry != "" {
-		g.named++
+	if len(dst) > n {
+		return dst, nil
 	}
-	return c, nil
+	return dst, g.err
 }
 
 // readAll reads and votes on every city, holding each back; on a read
 // error it keeps that error and hands out nothing.
 func (g *geonamesRegions) readAll() {
 	v := newRegionVoter(g.subs)
+	var batch []search.City
 	for {
-		c, err := g.r.Read()
-		if err != nil {
+		var err error
+		if batch, err = g.r.ReadBatch(batch[:0]); err != nil {
 			if g.err = err; !errors.Is(err, io.EOF) {
 				g.held = heldRows{}
 				return
 			}
 			break
 		}
-		v.add(c.ID, countryCode(c.CountryCode), c.Region)
-		g.held.add(&c)
+		for i := range batch {
+			c := &batch[i]
+			v.add(c.ID, countryCode(c.CountryCode), c.Region)
+			g.held.add(c)
+		}
 	}
 	g.names = v.names()
 }
@@ -391,25 +408,27 @@ type maxmindRegions struct {
 	names *RegionNames
 	held  heldCities
 
-	pending search.City // the first city of the next run
-	waits   bool        // pending holds a city
-	err     error       // what Read returns after the run
+	// read are the cities of the last batch read, from next on not yet in
+	// a run.
+	read []search.City
+	next int
+	err  error // what ReadBatch returns after the run
 }
 
-// Read returns the next city, with its region's name as Subcountry when
-// one is known.
-func (m *maxmindRegions) Read() (search.City, error) {
-	if c, ok := m.held.take(); ok {
-		return c, nil
+// ReadBatch appends the next batch of cities to dst, each with its
+// region's name as Subcountry when one is known (see search.CityReader).
+func (m *maxmindRegions) ReadBatch(dst []search.City) ([]search.City, error) {
+	n := len(dst)
+	if dst = m.held.take(dst); len(dst) > n {
+		return dst, nil
 	}
-	if m.err != nil {
-		return search.City{}, m.err
+	if m.err == nil {
+		m.readRun()
 	}
-	m.readRun()
-	if c, ok := m.held.take(); ok {
-		return c, nil
+	if dst = m.held.take(dst); len(dst) > n {
+		return dst, nil
 	}
-	return search.City{}, m.err
+	return dst, m.err
 }
 
 // readRun reads the next run of cities of one country (at most
@@ -423,20 +442,22 @@ func (m *maxmindRegions) Read() (search.City, error) {
 func (m *maxmindRegions) readRun() {
 	run := m.held.run[:0]
 	m.held.next = 0
-	if m.waits {
-		run, m.waits = append(run, m.pending), false
-	}
 	for len(run) < maxRegionRun {
-		c, err := m.r.Read()
-		if err != nil {
-			m.err = err
-			break
+		if m.next == len(m.read) {
+			var err error
+			m.read, err = m.r.ReadBatch(m.read[:0])
+			if m.next = 0; err != nil {
+				m.err = err
+				break
+			}
 		}
+		c := &m.read[m.next]
 		if len(run) > 0 && c.CountryCode != run[0].CountryCode {
-			m.pending, m.waits = c, true
 			break
 		}
-		run = append(run, c)
+		run = append(run, *c)
+		*c = search.City{}
+		m.next++
 	}
 	m.held.run = run
 	if len(run) == 0 {

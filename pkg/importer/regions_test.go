@@ -11,6 +11,7 @@ import (
 
 	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
 )
 
 // regionsOKFN names the regions of a few places of regionsDump, as the
@@ -124,16 +125,43 @@ func writeTemp(tb testing.TB, name, content string) string {
 	return path
 }
 
-// sliceStore keeps the cities of its last Load, in order.
-type sliceStore struct {
-	search.Store
+// recordingStore is a memory store that also keeps the cities of its last
+// Load as the import handed them over, in order, and holds the import's
+// reader to the contract of search.CityReader. It embeds the memory store
+// itself, not a search.Store, so it has every method of one.
+type recordingStore struct {
+	*memory.Store
+	tb     testing.TB
 	cities []search.City
 }
 
-func (s *sliceStore) Load(_ context.Context, _ search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
-	cities, err := search.ReadAll(r)
-	s.cities = cities
-	return search.LoadStats{Read: len(cities), Stored: len(cities)}, err
+func newRecordingStore(tb testing.TB) *recordingStore {
+	return &recordingStore{Store: memory.New(), tb: tb}
+}
+
+func (s *recordingStore) Load(ctx context.Context, d search.Dataset, r search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
+	rec := &recordingReader{tb: s.tb, r: r}
+	stats, err := s.Store.Load(ctx, d, rec, opts)
+	s.cities = rec.cities
+	return stats, err
+}
+
+// recordingReader keeps a copy of the cities it passes on, and checks that
+// each batch has a city or more, or else an error.
+type recordingReader struct {
+	tb     testing.TB
+	r      search.CityReader
+	cities []search.City
+}
+
+func (r *recordingReader) ReadBatch(dst []search.City) ([]search.City, error) {
+	n := len(dst)
+	dst, err := r.r.ReadBatch(dst)
+	if (err == nil) != (len(dst) > n) {
+		r.tb.Errorf("the import's reader handed over %d cities, error %v: want some or an error", len(dst)-n, err)
+	}
+	r.cities = append(r.cities, dst[n:]...)
+	return dst, err
 }
 
 // regions is what a test checks of imported cities: name, region code and
@@ -163,8 +191,8 @@ func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
 		{"stream", importer.Source{Reader: stringsReader(regionsDump)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var store sliceStore
-			im := importer.Importer{Store: &store}
+			store := newRecordingStore(t)
+			im := importer.Importer{Store: store}
 			sum, err := im.Import(t.Context(), importer.Request{Dataset: search.Large, Source: tc.source, RegionNames: names})
 			if err != nil {
 				t.Fatal(err)
@@ -180,12 +208,12 @@ func TestImportNamesTheRegionsOfAGeoNamesDump(t *testing.T) {
 
 	// The cities held back until their regions are named come out as they
 	// went in, but for their Subcountry.
-	var plain, named sliceStore
+	plain, named := newRecordingStore(t), newRecordingStore(t)
 	dump := kolnRow().String() + kolnRow().with("geonameid", "2").with("alternatenames", "").with("population", "").String() +
 		kolnRow().with("geonameid", "3").with("name", "Bonn").with("latitude", "-50.7").with("country code", "").String()
-	for _, s := range []*sliceStore{&plain, &named} {
+	for _, s := range []*recordingStore{plain, named} {
 		req := importer.Request{Dataset: search.Large, Source: importer.Source{Reader: strings.NewReader(dump)}}
-		if s == &named {
+		if s == named {
 			req.RegionNames = importer.Source{Reader: strings.NewReader("name,country,subcountry,geonameid\nKöln,Germany,North Rhine-Westphalia,2886242\n")}
 		}
 		if _, err := (&importer.Importer{Store: s}).Import(t.Context(), req); err != nil {
@@ -217,8 +245,8 @@ func TestImportNamesTheRegionsOfAMaxMindFile(t *testing.T) {
 		"rs,novi beograd,Novi Beograd,00,,44.81,20.42\n")
 	names := importer.Source{Name: writeTemp(t, "world-cities.csv", regionsOKFN)}
 	geonames := importer.Source{Name: writeTemp(t, "cities500.txt", regionsDump)}
-	var store sliceStore
-	sum, err := importFile(t.Context(), &store, path, importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: geonames})
+	store := newRecordingStore(t)
+	sum, err := importFile(t.Context(), store, path, importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: geonames})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +262,7 @@ func TestImportNamesTheRegionsOfAMaxMindFile(t *testing.T) {
 	// Without GeoNames places nothing tells what MaxMind's codes are: the
 	// region names are not read, and a warning says so.
 	names.Name = filepath.Join(t.TempDir(), "missing.csv")
-	sum, err = importFile(t.Context(), &store, path, importer.Request{Dataset: search.Large, RegionNames: names})
+	sum, err = importFile(t.Context(), store, path, importer.Request{Dataset: search.Large, RegionNames: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +290,8 @@ func TestImportNamesTheRegionsOfTheSharedFiles(t *testing.T) {
 		{"worldcitiespop-100k.txt.gz", geonames, 0.94, []string{"Tokyo|40|Tokyo", "London|Q6|England", "Zürich|ZH|Zurich"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			var store sliceStore
-			sum, err := importFile(t.Context(), &store, datasetPath(t, tc.file), importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: tc.geonames})
+			store := newRecordingStore(t)
+			sum, err := importFile(t.Context(), store, datasetPath(t, tc.file), importer.Request{Dataset: search.Large, RegionNames: names, GeoNames: tc.geonames})
 			if err != nil {
 				t.Fatal(err)
 			}

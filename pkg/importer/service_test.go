@@ -37,21 +37,20 @@ func TestImportRefusesInputsTheFormatCannotUse(t *testing.T) {
 			importer.RoleRegionNames, "name their regions themselves"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var store sliceStore
-			store.cities = []search.City{{Name: "Old"}}
-			_, err := (&importer.Importer{Store: &store}).Import(t.Context(), tc.req)
+			store := newRecordingStore(t)
+			_, err := (&importer.Importer{Store: store}).Import(t.Context(), tc.req)
 			var ie *importer.InputError
 			if !errors.As(err, &ie) || ie.Role != tc.role || !errors.Is(err, importer.ErrUnusedInput) || !strings.Contains(err.Error(), tc.message) {
 				t.Fatalf("err = %v, want an InputError of %s wrapping ErrUnusedInput that says %q", err, tc.role, tc.message)
 			}
-			if len(store.cities) != 1 {
-				t.Errorf("the refused import loaded %d cities", len(store.cities))
+			if st, err := store.Stats(t.Context(), tc.req.Dataset); !errors.Is(err, search.ErrEmptyDataset) {
+				t.Errorf("the refused import loaded %d cities (%v)", st.Cities, err)
 			}
 		})
 	}
 
 	// An input that cannot be read names its role and file.
-	_, err := (&importer.Importer{Store: &sliceStore{}}).Import(t.Context(),
+	_, err := (&importer.Importer{Store: newRecordingStore(t)}).Import(t.Context(),
 		importer.Request{Dataset: search.Small, Source: importer.Source{Name: okfn}, GeoNames: importer.Source{Name: okfn}})
 	var ie *importer.InputError
 	if !errors.As(err, &ie) || ie.Role != importer.RoleGeoNames || !errors.Is(err, importer.ErrHeader) || !strings.Contains(err.Error(), "GeoNames file "+okfn) {
@@ -90,9 +89,9 @@ func TestImportSources(t *testing.T) {
 		{"a zip on a stream", search.Large, importer.Source{Reader: io.MultiReader(bytes.NewReader(zipData))}, nil, []string{"Köln"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var store sliceStore
+			store := newRecordingStore(t)
 			var stages []importer.Stage
-			im := importer.Importer{Store: &store, Stdin: tc.stdin}
+			im := importer.Importer{Store: store, Stdin: tc.stdin}
 			_, err := im.Import(t.Context(), importer.Request{Dataset: tc.dataset, Source: tc.source, Download: importer.DownloadOptions{Dir: downloads},
 				Progress: func(s importer.Stage) importer.Progress { stages = append(stages, s); return nil }})
 			if err != nil {
@@ -114,7 +113,7 @@ func TestImportSources(t *testing.T) {
 	}
 
 	// Without a directory to download into, a URL is refused.
-	_, err = (&importer.Importer{Store: &sliceStore{}}).Import(t.Context(), importer.Request{Dataset: search.Small, Source: importer.Source{Name: srv.URL + "/x.csv"}})
+	_, err = (&importer.Importer{Store: newRecordingStore(t)}).Import(t.Context(), importer.Request{Dataset: search.Small, Source: importer.Source{Name: srv.URL + "/x.csv"}})
 	if err == nil || !strings.Contains(err.Error(), "no directory to download into") {
 		t.Errorf("a URL without Download.Dir: err = %v", err)
 	}

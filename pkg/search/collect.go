@@ -9,65 +9,81 @@ import (
 	"strings"
 )
 
-// Each reads every city from r, checks it and hands it to fn, checking ctx
-// every few thousand cities. It returns how many cities r yielded. A city
-// with an empty Name or Slug stops it with ErrInvalidCity; a reader that
-// yields nothing, with ErrNoCities.
-func Each(ctx context.Context, r CityReader, fn func(*City) error) (int, error) {
-	n := 0
-	for {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return n, err
-			}
-		}
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-		if c.Name == "" || c.Slug == "" {
-			return n, fmt.Errorf("%w: city %d (%q) has no name or slug", ErrInvalidCity, n, c.Name)
-		}
-		if err := fn(&c); err != nil {
-			return n, err
-		}
-	}
-	if n == 0 {
-		return 0, ErrNoCities
-	}
-	return n, nil
+// LoadReader reads the cities of a Load from a CityReader: it checks ctx
+// before each batch and each city as it comes, and counts them, so that
+// every store fails alike on a bad reader.
+type LoadReader struct {
+	r     CityReader
+	count int
 }
 
-// Collect reads every city from r (see Each) and returns them sorted by
-// SortBySlug with duplicates removed by Dedupe.
-func Collect(ctx context.Context, r CityReader) ([]City, LoadStats, error) {
-	var cities []City
-	n, err := Each(ctx, r, func(c *City) error {
-		cities = append(cities, *c)
-		return nil
-	})
-	stats := LoadStats{Read: n}
+// NewLoadReader returns a LoadReader of r.
+func NewLoadReader(r CityReader) *LoadReader { return &LoadReader{r: r} }
+
+// ReadBatch appends the next batch of cities to dst, as r.ReadBatch does
+// (see CityReader), once ctx is checked. It returns io.EOF after the last
+// city, or ErrNoCities when r yielded none at all, so that an
+// empty file never replaces a dataset. A city with an empty Name or Slug
+// fails it with ErrInvalidCity (wrapped). On error it returns dst as it
+// was.
+func (l *LoadReader) ReadBatch(ctx context.Context, dst []City) ([]City, error) {
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
+	n := len(dst)
+	dst, err := l.r.ReadBatch(dst)
 	if err != nil {
-		return nil, stats, err
+		if errors.Is(err, io.EOF) && l.count == 0 {
+			err = ErrNoCities
+		}
+		return dst[:n], err
+	}
+	for i := n; i < len(dst); i++ {
+		l.count++
+		if c := &dst[i]; c.Name == "" || c.Slug == "" {
+			return dst[:n], fmt.Errorf("%w: city %d (%q) has no name or slug", ErrInvalidCity, l.count, c.Name)
+		}
+	}
+	return dst, nil
+}
+
+// Count is how many cities r has yielded so far.
+func (l *LoadReader) Count() int { return l.count }
+
+// Collect reads every city from r (see LoadReader) and returns them sorted
+// by SortBySlug with duplicates removed by Dedupe.
+func Collect(ctx context.Context, r CityReader) ([]City, LoadStats, error) {
+	lr := NewLoadReader(r)
+	var cities []City
+	for {
+		var err error
+		if cities, err = lr.ReadBatch(ctx, cities); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return nil, LoadStats{Read: lr.Count()}, err
+			}
+			break
+		}
 	}
 	SortBySlug(cities)
 	cities = Dedupe(cities)
-	stats.Stored = len(cities)
-	return cities, stats, nil
+	return cities, LoadStats{Read: lr.Count(), Stored: len(cities)}, nil
 }
 
-// SortBySlug sorts cities by slug, and cities with the same slug by rank.
+// SortBySlug sorts cities by BySlug.
 func SortBySlug(cities []City) {
-	slices.SortFunc(cities, func(a, b City) int {
-		if c := strings.Compare(a.Slug, b.Slug); c != 0 {
-			return c
-		}
-		return Compare(a.Slug, &a, &b)
-	})
+	slices.SortFunc(cities, func(a, b City) int { return BySlug(&a, &b) })
+}
+
+// BySlug orders cities by slug, and cities with the same slug by rank
+// (Compare: population first). Of two cities with the same Key, every
+// store keeps a rather than b exactly when BySlug(a, b) < 0: KeepFirst
+// keeps the first of each Key in this order, and a store that meets
+// duplicates one pair at a time (the mongo store) asks BySlug itself.
+func BySlug(a, b *City) int {
+	if c := strings.Compare(a.Slug, b.Slug); c != 0 {
+		return c
+	}
+	return Compare(a.Slug, a, b)
 }
 
 // Dedupe drops every city whose Key equals that of an earlier city in the
@@ -81,7 +97,7 @@ func Dedupe(cities []City) []City {
 
 // KeepFirst is the rule by which every store keeps one of the cities with
 // the same Key, the most populous: of items sorted by slug, and within a
-// slug in rank order (SortBySlug's order: population first, see Compare),
+// slug in rank order (BySlug's order: population first, see Compare),
 // it keeps the first of each key in each run of one slug, in place, and
 // returns them. sameSlug reports whether two items have the same slug;
 // key is an item's Key, or any value that is equal for two items of one

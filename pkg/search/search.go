@@ -223,11 +223,31 @@ func (b *Box) valid() bool {
 		b.MinLon <= b.MaxLon && b.MinLat <= b.MaxLat
 }
 
-// CityReader yields the cities of a dataset one at a time, as an import
-// streams them. Read returns io.EOF after the last city; any other error
-// aborts the load that is reading.
+// CityReader yields the cities of a dataset in batches, as an import
+// streams them, so that a store takes a block of cities per call rather
+// than one. Its calls come one at a time, from one goroutine at a time.
 type CityReader interface {
-	Read() (City, error)
+	// ReadBatch appends the next cities to dst and returns the extended
+	// slice, as append does; it writes only past len(dst). How many it
+	// appends is the reader's choice (typically a parsed block of the
+	// file, about a thousand), but never none: it appends at least one
+	// city, or returns an error and dst unchanged. So a caller that
+	// reuses one slice, ReadBatch(batch[:0]), sees each batch in full,
+	// and one that keeps every city, cities = ReadBatch(cities), collects
+	// the file without a copy of its own.
+	//
+	// The appended cities are the caller's, to keep past later calls and
+	// to change in place (the stages of an import complete them so): the
+	// reader never touches them again. Their strings and AltNames may
+	// share memory with other cities or with the reader's source
+	// (interned country names, a SliceReader's slice), so a caller that
+	// changes AltNames replaces the slice rather than writing into it.
+	//
+	// ReadBatch returns io.EOF after the last city; any other error means
+	// the cities cannot all be read, and aborts the Load that is reading.
+	// After an error, io.EOF included, the reader is done: later calls
+	// return an error too.
+	ReadBatch(dst []City) ([]City, error)
 }
 
 // Store is a place cities live: it answers prefix queries, describes and
@@ -356,29 +376,35 @@ type LoadStats struct {
 func ReadAll(r CityReader) ([]City, error) {
 	var out []City
 	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
+		var err error
+		if out, err = r.ReadBatch(out); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
 			return out, err
 		}
-		out = append(out, c)
 	}
 }
 
 // SliceReader is a CityReader over a slice.
 type SliceReader struct {
 	Cities []City
-	next   int
+	// Batch is the most cities a ReadBatch appends; 0 means all that
+	// are left.
+	Batch int
+	next  int
 }
 
-// Read returns the next city of the slice, then io.EOF.
-func (r *SliceReader) Read() (City, error) {
-	if r.next >= len(r.Cities) {
-		return City{}, io.EOF
+// ReadBatch appends the next cities of the slice (see Batch), then
+// returns io.EOF.
+func (r *SliceReader) ReadBatch(dst []City) ([]City, error) {
+	rest := r.Cities[r.next:]
+	if len(rest) == 0 {
+		return dst, io.EOF
 	}
-	c := r.Cities[r.next]
-	r.next++
-	return c, nil
+	if r.Batch > 0 && len(rest) > r.Batch {
+		rest = rest[:r.Batch]
+	}
+	r.next += len(rest)
+	return append(dst, rest...), nil
 }

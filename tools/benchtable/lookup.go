@@ -84,16 +84,13 @@ func samplePrefixes(storeDir string) (prefixSet, error) {
 	if err != nil {
 		return prefixSet{}, err
 	}
-	var slugs []string
-	for {
-		c, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return prefixSet{}, err
-		}
-		slugs = append(slugs, c.Slug)
+	cities, err := search.ReadAll(r)
+	if err != nil {
+		return prefixSet{}, err
+	}
+	slugs := make([]string, len(cities))
+	for i := range cities {
+		slugs[i] = cities[i].Slug
 	}
 	sort.Strings(slugs)
 	rng := rand.New(rand.NewPCG(2026, 11))

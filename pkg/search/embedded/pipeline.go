@@ -13,41 +13,37 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-// readInto reads r into b. Reading (parsing, decoding, folding) runs on its
-// own goroutine, handing batches of cities over, so that it and the copying
-// into b use two cores.
+// readBuffers is how many batches readInto has in flight: one being read,
+// one being added, one waiting between.
+const readBuffers = 3
+
+// readInto reads r into b. Reading (the reader's parsing and the stages
+// after it, such as enrichment) runs on its own goroutine, handing batches
+// over, so that it and the copying into b use two cores.
 func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error) {
-	const batchSize = 4096
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	full := make(chan []search.City, 4)
-	free := make(chan []search.City, 5)
-	for range cap(free) {
-		free <- make([]search.City, 0, batchSize)
+	lr := search.NewLoadReader(r)
+	// Each channel can hold every buffer, so that sending never blocks.
+	full := make(chan []search.City, readBuffers)
+	free := make(chan []search.City, readBuffers)
+	for range readBuffers {
+		free <- nil
 	}
-	var n int
 	var readErr error
 	go func() {
 		defer close(full)
-		batch := <-free
-		n, readErr = search.Each(ctx, r, func(c *search.City) error {
-			batch = append(batch, *c)
-			if len(batch) < batchSize {
-				return nil
-			}
-			select {
-			case full <- batch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		for {
+			var batch []search.City
 			select {
 			case batch = <-free:
 			case <-ctx.Done():
-				return ctx.Err()
+				readErr = ctx.Err()
+				return
 			}
-			return nil
-		})
-		if readErr == nil && len(batch) > 0 {
+			if batch, readErr = lr.ReadBatch(ctx, batch[:0]); readErr != nil {
+				return
+			}
 			full <- batch
 		}
 	}()
@@ -61,13 +57,16 @@ func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error)
 		if addErr != nil {
 			cancel() // stop the reader; drain until it closes full
 		}
-		clear(batch)
-		free <- batch[:0]
+		clear(batch) // let the strings go once they are in the arena
+		free <- batch
 	}
-	if addErr != nil {
-		return n, addErr
+	switch {
+	case addErr != nil:
+		return lr.Count(), addErr
+	case errors.Is(readErr, io.EOF):
+		return lr.Count(), nil
 	}
-	return n, readErr
+	return lr.Count(), readErr
 }
 
 // buildFile reads r into a snapshot file at path (which must not exist).

@@ -21,29 +21,27 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search/storetest"
 )
 
-// gatedReader yields its cities, then blocks until open is closed; started
-// is closed when the first city has been read.
+// gatedReader yields its cities in one batch, then blocks until open is
+// closed; started is closed when the batch has been read.
 type gatedReader struct {
 	cities  []search.City
 	started chan struct{}
 	open    chan struct{}
-	read    int
+	read    bool
 }
 
 func newGatedReader(cities ...search.City) *gatedReader {
 	return &gatedReader{cities: cities, started: make(chan struct{}), open: make(chan struct{})}
 }
 
-func (r *gatedReader) Read() (search.City, error) {
-	if r.read == 0 {
+func (r *gatedReader) ReadBatch(dst []search.City) ([]search.City, error) {
+	if !r.read {
+		r.read = true
 		close(r.started)
+		return append(dst, r.cities...), nil
 	}
-	if r.read == len(r.cities) {
-		<-r.open
-		return search.City{}, io.EOF
-	}
-	r.read++
-	return r.cities[r.read-1], nil
+	<-r.open
+	return dst, io.EOF
 }
 
 // Two imports of one dataset at once, as from two processes: the second is

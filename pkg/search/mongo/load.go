@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -125,31 +126,45 @@ func (s *Store) fill(ctx context.Context, coll *mongo.Collection, gen bson.Objec
 		batch = make([]cityDoc, 0, s.opts.BatchSize) // challengers point into the old one
 		return nil
 	}
-	n, err := search.Each(ctx, r, func(c *search.City) error {
-		batch = append(batch, newCityDoc(c, gen))
-		if len(batch) == cap(batch) {
-			return flush()
+	lr := search.NewLoadReader(r)
+	var cities []search.City
+	for {
+		var err error
+		cities, err = lr.ReadBatch(ctx, cities[:0])
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		return nil
-	})
-	stats := search.LoadStats{Read: n}
-	if err == nil && len(batch) > 0 {
-		err = flush()
+		if err != nil {
+			return search.LoadStats{Read: lr.Count()}, err
+		}
+		for i := range cities {
+			batch = append(batch, newCityDoc(&cities[i], gen))
+			if len(batch) < cap(batch) {
+				continue
+			}
+			if err := flush(); err != nil {
+				return search.LoadStats{Read: lr.Count()}, err
+			}
+		}
 	}
-	if err == nil {
-		err = s.settleDuplicates(ctx, coll, challengers)
+	stats := search.LoadStats{Read: lr.Count()}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return stats, err
+		}
 	}
-	if err != nil {
+	if err := s.settleDuplicates(ctx, coll, challengers); err != nil {
 		return stats, err
 	}
-	stats.Stored = n - dups
+	stats.Stored = stats.Read - dups
 	return stats, nil
 }
 
-// better tells whether a ranks before b by search.Compare.
+// better tells whether a, rather than b, is the one of two cities with the
+// same key that a store keeps: every store's rule, search.BySlug.
 func better(a, b *cityDoc) bool {
 	ac, bc := a.city(), b.city()
-	return search.Compare(a.Slug, &ac, &bc) < 0
+	return search.BySlug(&ac, &bc) < 0
 }
 
 // insert inserts docs unordered and returns those the server rejected as
@@ -176,9 +191,8 @@ func (s *Store) insert(ctx context.Context, coll *mongo.Collection, docs []cityD
 // settleBatch bounds the _ids in one query of settleDuplicates.
 const settleBatch = 10000
 
-// settleDuplicates stores, for each key, the best of the stored city and
-// the best rejected one, as search.Dedupe keeps the first by search.Compare
-// (the larger population first).
+// settleDuplicates stores, for each key, the better (see better) of the
+// stored city and the best rejected one.
 func (s *Store) settleDuplicates(ctx context.Context, coll *mongo.Collection, challengers map[string]*cityDoc) error {
 	ids := make([][]byte, 0, len(challengers))
 	for id := range challengers {

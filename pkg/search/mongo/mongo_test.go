@@ -163,14 +163,15 @@ type cancelingReader struct {
 	cancel func()
 }
 
-func (r *cancelingReader) Read() (search.City, error) {
+// ReadBatch yields one city per batch, then cancels the load.
+func (r *cancelingReader) ReadBatch(dst []search.City) ([]search.City, error) {
 	if len(r.cities) == 0 {
 		r.cancel()
-		return search.City{}, context.Canceled
+		return dst, context.Canceled
 	}
-	c := r.cities[0]
+	dst = append(dst, r.cities[0])
 	r.cities = r.cities[1:]
-	return c, nil
+	return dst, nil
 }
 
 func names(cities []search.Found) []string {

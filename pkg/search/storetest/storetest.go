@@ -100,10 +100,14 @@ func City(name, country, subcountry string, population int64) search.City {
 	return search.City{Name: name, Slug: search.Slug(name), Country: country, Subcountry: subcountry, Population: population}
 }
 
-// MustLoad loads cities into dataset d or fails the test.
+// loadBatch is how many cities MustLoad hands over per batch: few, so
+// that every store shows it reads all the batches of a reader.
+const loadBatch = 7
+
+// MustLoad loads cities into dataset d, a few per batch, or fails the test.
 func MustLoad(t testing.TB, s search.Store, d search.Dataset, cities ...search.City) search.LoadStats {
 	t.Helper()
-	stats, err := s.Load(context.Background(), d, &search.SliceReader{Cities: cities}, search.LoadOptions{})
+	stats, err := s.Load(context.Background(), d, &search.SliceReader{Cities: cities, Batch: loadBatch}, search.LoadOptions{})
 	if err != nil {
 		t.Fatalf("load %d cities into %s: %v", len(cities), d, err)
 	}
@@ -442,13 +446,13 @@ type failingReader struct {
 	err    error
 }
 
-func (r *failingReader) Read() (search.City, error) {
+func (r *failingReader) ReadBatch(dst []search.City) ([]search.City, error) {
 	if len(r.cities) == 0 {
-		return search.City{}, r.err
+		return dst, r.err
 	}
-	c := r.cities[0]
-	r.cities = r.cities[1:]
-	return c, nil
+	dst = append(dst, r.cities...)
+	r.cities = nil
+	return dst, nil
 }
 
 func testFailedLoad(t *testing.T, open Opener) {
