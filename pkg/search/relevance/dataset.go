@@ -55,19 +55,18 @@ type recorder struct {
 
 func (r *recorder) Load(ctx context.Context, d search.Dataset, cr search.CityReader, opts search.LoadOptions) (search.LoadStats, error) {
 	r.cities = r.cities[:0]
-	return r.Store.Load(ctx, d, &recording{CityReader: cr, to: r}, opts)
+	return r.Store.Load(ctx, d, &recording{r: cr, to: r}, opts)
 }
 
 // recording is a CityReader that hands its recorder every city it reads.
 type recording struct {
-	search.CityReader
+	r  search.CityReader
 	to *recorder
 }
 
-func (r *recording) Read() (search.City, error) {
-	c, err := r.CityReader.Read()
-	if err == nil {
-		r.to.cities = append(r.to.cities, c)
-	}
-	return c, err
+func (r *recording) ReadBatch(dst []search.City) ([]search.City, error) {
+	n := len(dst)
+	dst, err := r.r.ReadBatch(dst)
+	r.to.cities = append(r.to.cities, dst[n:]...)
+	return dst, err
 }
