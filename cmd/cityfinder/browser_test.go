@@ -186,7 +186,7 @@ func TestBrowserDemoPage(t *testing.T) {
 		}},
 		{"once the large dataset is imported, a click on it chooses it", func(t *testing.T) {
 			mustRunCLI(t, "import", "--dataset", "large", "--file", large, "--data-dir", dir)
-			poll.Until(t, 5*time.Second, "serve to pick up the large dataset", func() bool {
+			poll.Until(t, 30*time.Second, "serve to pick up the large dataset", func() bool {
 				_, body := get(t, base+"/config")
 				return strings.Contains(body, `{"name":"large","available":true`)
 			})
