@@ -27,8 +27,10 @@ type Gazetteer struct {
 	// names locates them.
 	text  string
 	names []gazName
-	// admin1s are the admin1 codes, by gazPlace.admin1.
+	// admin1s are the admin1 codes, by gazPlace.admin1; codes are the
+	// divisions that hold a place.
 	admin1s []string
+	codes   map[regionKey]bool
 	byID    map[uint32]int32
 	// byName finds places by country and folded name or ASCII name,
 	// byAlt by country and folded alternate name.
@@ -314,11 +316,13 @@ func (g *Gazetteer) index() {
 	}
 	g.byName.init(byName)
 	g.byAlt.init(len(g.names) - byName)
+	g.codes = make(map[regionKey]bool)
 	for i := range g.places {
 		p := &g.places[i]
 		if p.country == (code{}) {
 			continue
 		}
+		g.codes[regionKey{p.country, g.admin1s[p.admin1]}] = true
 		for k := p.first; k < p.first+p.count; k++ {
 			if strings.HasPrefix(g.slug(k), string(search.ScriptMark)) {
 				continue // the rows joined are in Latin letters

@@ -47,8 +47,10 @@ type Summary struct {
 	// name (their Country is the code); UnknownCodes lists the codes.
 	UnknownCountries int
 	UnknownCodes     []string
-	// Enriched is how many rows Request.GeoNames completed.
-	Enriched int
+	// Enriched is how many rows Request.GeoNames completed: EnrichedByID
+	// matched by their geonameid, EnrichedByName joined by name (see
+	// Gazetteer.Enrich).
+	Enriched, EnrichedByID, EnrichedByName int
 	// Format is the format the file was read in.
 	Format Format
 	// Regions is how many first-level divisions Request.RegionNames named
@@ -77,7 +79,7 @@ func (s Summary) String() string {
 		p.Fprintf(&b, ", %d not populated places skipped", s.Skipped)
 	}
 	if s.Enriched > 0 {
-		p.Fprintf(&b, ", %d enriched from GeoNames", s.Enriched)
+		p.Fprintf(&b, ", %d enriched from GeoNames (%d by id, %d by name)", s.Enriched, s.EnrichedByID, s.EnrichedByName)
 	}
 	if s.Named > 0 {
 		p.Fprintf(&b, ", %d with region names", s.Named)

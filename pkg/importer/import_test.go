@@ -338,8 +338,9 @@ func TestSummaryString(t *testing.T) {
 		},
 		{
 			name: "enriched",
-			sum:  importer.Summary{Dataset: search.Small, Read: 34032, Imported: 33886, Duplicates: 146, Enriched: 25723, Duration: 700 * time.Millisecond},
-			want: "imported 33,886 of 34,032 rows into small (0 rejected, 146 duplicates, 25,723 enriched from GeoNames) in 0.70s",
+			sum: importer.Summary{Dataset: search.Small, Read: 34032, Imported: 33886, Duplicates: 146, Enriched: 25535, EnrichedByID: 25272,
+				EnrichedByName: 263, Duration: 700 * time.Millisecond},
+			want: "imported 33,886 of 34,032 rows into small (0 rejected, 146 duplicates, 25,535 enriched from GeoNames (25,272 by id, 263 by name)) in 0.70s",
 		},
 		{
 			name: "region names",

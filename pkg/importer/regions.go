@@ -204,6 +204,12 @@ func (r *RegionNames) division(country code, admin1 string) string {
 	return r.byDivision[regionKey{country, admin1}]
 }
 
+// sameCountryRun reports whether c joins the run of n cities that starts
+// with first: one of a country, at most maxRegionRun cities.
+func sameCountryRun(first, c *search.City, n int) bool {
+	return c.CountryCode == first.CountryCode && n < maxRegionRun
+}
+
 // heldCities hands out, in order and in batches, the cities that a region
 // namer held back until it knew the names of their regions, and counts
 // those that have one.
@@ -404,15 +410,44 @@ func (h *heldRows) take() (search.City, bool) {
 // EnrichedReader), and the cities of a country are held back until its
 // codes are learnt from them.
 type maxmindRegions struct {
-	r     search.CityReader
+	in    runReader
 	names *RegionNames
 	held  heldCities
+}
 
+// runReader reads the cities of a reader in runs.
+type runReader struct {
+	r search.CityReader
 	// read are the cities of the last batch read, from next on not yet in
 	// a run.
 	read []search.City
 	next int
-	err  error // what ReadBatch returns after the run
+	err  error // what ReadBatch returns after the last run
+}
+
+// readRun appends to run the next cities of r while joins(first, c, n)
+// says that c belongs with the n cities before it, which start with
+// first, and returns the extended slice. On a read error (io.EOF
+// included), it keeps the error and returns the cities read.
+func (rr *runReader) readRun(run []search.City, joins func(first, c *search.City, n int) bool) []search.City {
+	start := len(run)
+	for {
+		if rr.next == len(rr.read) {
+			var err error
+			rr.read, err = rr.r.ReadBatch(rr.read[:0])
+			if rr.next = 0; err != nil {
+				rr.err = err
+				return run
+			}
+		}
+		c := &rr.read[rr.next]
+		if len(run) > start && !joins(&run[start], c, len(run)-start) {
+			return run
+		}
+		run = append(run, *c)
+		*c = search.City{}
+		rr.next++
+	}
 }
 
 // ReadBatch appends the next batch of cities to dst, each with its
@@ -422,13 +457,13 @@ func (m *maxmindRegions) ReadBatch(dst []search.City) ([]search.City, error) {
 	if dst = m.held.take(dst); len(dst) > n {
 		return dst, nil
 	}
-	if m.err == nil {
+	if m.in.err == nil {
 		m.readRun()
 	}
 	if dst = m.held.take(dst); len(dst) > n {
 		return dst, nil
 	}
-	return dst, m.err
+	return dst, m.in.err
 }
 
 // readRun reads the next run of cities of one country (at most
@@ -440,26 +475,8 @@ func (m *maxmindRegions) ReadBatch(dst []search.City) ([]search.City, error) {
 // made. A city joined with a place keeps its place's region name when its
 // code names nothing, or is no code ("00").
 func (m *maxmindRegions) readRun() {
-	run := m.held.run[:0]
-	m.held.next = 0
-	for len(run) < maxRegionRun {
-		if m.next == len(m.read) {
-			var err error
-			m.read, err = m.r.ReadBatch(m.read[:0])
-			if m.next = 0; err != nil {
-				m.err = err
-				break
-			}
-		}
-		c := &m.read[m.next]
-		if len(run) > 0 && c.CountryCode != run[0].CountryCode {
-			break
-		}
-		run = append(run, *c)
-		*c = search.City{}
-		m.next++
-	}
-	m.held.run = run
+	run := m.in.readRun(m.held.run[:0], sameCountryRun)
+	m.held.run, m.held.next = run, 0
 	if len(run) == 0 {
 		return
 	}

@@ -230,7 +230,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		names := gaz.RegionNames(subs)
 		sum.Regions = names.Len()
 		enriched.regions = names
-		mmRegions = &maxmindRegions{r: cr, names: names}
+		mmRegions = &maxmindRegions{in: runReader{r: cr}, names: names}
 		cr = mmRegions
 	}
 
@@ -245,7 +245,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	sum.Read, sum.Rejected, sum.Skipped, sum.Rejections = st.Rows, st.Rejected, st.Skipped, st.Rejections
 	sum.UnknownCountries, sum.UnknownCodes = st.UnknownCountries, st.UnknownCodes
 	if enriched != nil {
-		sum.Enriched = enriched.Enriched()
+		sum.Enriched, sum.EnrichedByID, sum.EnrichedByName = enriched.Enriched(), enriched.EnrichedByID(), enriched.EnrichedByName()
 	}
 	if mmRegions != nil {
 		sum.Named = mmRegions.held.named
