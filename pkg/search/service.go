@@ -54,8 +54,13 @@ type Result struct {
 	Prefix string
 	// Qualifier, when not empty, says that no city matched the whole
 	// query and its last words were read as a place: "country:fr" for
-	// "paris france", "region:il" for "springfield il". The hits matched
-	// the words before it, within that place.
+	// "paris france", "region:il" for "springfield il", "country:au,at"
+	// for "newcastle aus", "region:texas country:us" for "paris, texas,
+	// usa"; the readings that found something, separated by spaces, when
+	// there are several ("country:ca region:ca" for "london ca"). The hits
+	// matched the words before it, within that place. It is empty, and
+	// Prefix shorter than the query, when the last words named no place
+	// and the words before them were answered instead.
 	Qualifier string
 	// Hits are the cities found, best first; never nil.
 	Hits []Hit
