@@ -401,6 +401,9 @@ func (f *finder) qualified(ctx context.Context, q Query, b bias) ([]variantFound
 		if err != nil {
 			return nil, "", err
 		}
+		if len(known) == 0 && len(Variants(hq.Prefix)) == 1 {
+			continue // no city to find within any place
+		}
 		var lists [][]variantFound
 		var labels []string
 		for _, r := range readings(tail, known) {
