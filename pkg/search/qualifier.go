@@ -30,16 +30,16 @@ func readings(tail []string, known []Found) []reading {
 	if len(countries) > 0 {
 		out = append(out, reading{countries: countries, label: "country:" + strings.Join(countries, ",")})
 	}
-	// A code or name no table knows may still be a Region of the dataset
-	// ("paris a8", the MaxMind code of Île-de-France).
-	r := reading{regions: []string{whole}, label: "region:" + whole}
-	for _, d := range divisions {
-		r.countries = appendUnique(r.countries, d.country)
-		for _, slug := range d.regions {
-			r.regions = appendUnique(r.regions, slug)
+	if len(divisions) > 0 {
+		r := reading{regions: []string{whole}, label: "region:" + whole}
+		for _, d := range divisions {
+			r.countries = appendUnique(r.countries, d.country)
+			for _, slug := range d.regions {
+				r.regions = appendUnique(r.regions, slug)
+			}
 		}
+		out = append(out, r)
 	}
-	out = append(out, r)
 	for i := 1; i < len(tail); i++ {
 		region, country := strings.Join(tail[:i], "-"), strings.Join(tail[i:], "-")
 		in, _ := readPart(country, known)
@@ -63,7 +63,10 @@ func readings(tail []string, known []Found) []reading {
 
 // readPart returns the countries (by code) and the divisions that the
 // folded qualifier part names, in the place index or among the known
-// cities' countries and subcountries.
+// cities' countries, subcountries and region codes (whole: "paris a8",
+// the MaxMind code of Île-de-France). What names nothing there is no
+// place: a typo rather ("san fransisco"), not worth a search of every
+// match of the words before it.
 func readPart(part string, known []Found) (countries []string, divisions []place) {
 	found, exact := places().lookup(nil, part)
 	for i := range known {
@@ -78,6 +81,9 @@ func readPart(part string, known []Found) (countries []string, divisions []place
 			if sub := Slug(c.Subcountry); namesPlace(part, sub, exact) {
 				found = append(found, place{country: c.CountryCode, regions: []string{sub}})
 			}
+		}
+		if c.Region != "" && Slug(c.Region) == part {
+			found = append(found, place{country: c.CountryCode, regions: []string{part}})
 		}
 	}
 	for _, p := range found {
