@@ -18,10 +18,10 @@ type reading struct {
 // "costa-rica"), or a division followed by its country ("texas usa",
 // "ontario canada"). A part names the countries and divisions of the place
 // index (see placeIndex.lookup) and those of known, the cities that the
-// words before tail match, by their country and Subcountry names: so a
-// division of any country is found by the name the dataset gives it
-// ("bavaria", "île-de-france"), through the same filters every store
-// applies. A half-typed part that names several places reads as all of
+// words before tail match, by their country and Subcountry names and
+// Region codes (see readPart): so a division of any country is found by
+// the name the dataset gives it ("bavaria", "île-de-france"), through the
+// same filters every store applies. A half-typed part that names several places reads as all of
 // them ("aus": Australia and Austria).
 func readings(tail []string, known []Found) []reading {
 	var out []reading
@@ -31,7 +31,7 @@ func readings(tail []string, known []Found) []reading {
 		out = append(out, reading{countries: countries, label: "country:" + strings.Join(countries, ",")})
 	}
 	if len(divisions) > 0 {
-		r := reading{regions: []string{whole}, label: "region:" + whole}
+		r := reading{label: "region:" + whole}
 		for _, d := range divisions {
 			r.countries = appendUnique(r.countries, d.country)
 			for _, slug := range d.regions {
