@@ -30,14 +30,18 @@ func readings(tail []string, known []Found) []reading {
 	if len(countries) > 0 {
 		out = append(out, reading{countries: countries, label: "country:" + strings.Join(countries, ",")})
 	}
-	if len(divisions) > 0 {
-		r := reading{label: "region:" + whole}
-		for _, d := range divisions {
+	// A division of a country read already adds nothing but the cost of
+	// a search ("austr": the Australian Capital Territory).
+	r := reading{label: "region:" + whole}
+	for _, d := range divisions {
+		if !slices.Contains(countries, d.country) {
 			r.countries = appendUnique(r.countries, d.country)
 			for _, slug := range d.regions {
 				r.regions = appendUnique(r.regions, slug)
 			}
 		}
+	}
+	if len(r.regions) > 0 {
 		out = append(out, r)
 	}
 	for i := 1; i < len(tail); i++ {
