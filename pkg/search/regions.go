@@ -1,7 +1,5 @@
 package search
 
-import "strings"
-
 // regionCodes pairs the postal codes of the first-level divisions that
 // people write after a city's name ("springfield il", "london on",
 // "perth wa") with their names, for the countries where that is the
@@ -21,36 +19,14 @@ var regionCodes = map[string]string{
 		"SK Saskatchewan|YT Yukon",
 	"au": "ACT Australian Capital Territory|NSW New South Wales|NT Northern Territory|QLD Queensland|" +
 		"SA South Australia|TAS Tasmania|VIC Victoria|WA Western Australia",
+	// GeoNames' codes of the four nations: "cambridge england", "perth scotland".
+	"gb": "ENG England|SCT Scotland|WLS Wales|NIR Northern Ireland",
 }
 
-// regionAlias is one division of regionCodes, folded.
-type regionAlias struct {
-	country, code, name string
-}
-
-var regionAliases = func() []regionAlias {
-	var out []regionAlias
-	for country, list := range regionCodes {
-		for _, entry := range strings.Split(list, "|") {
-			code, name, _ := strings.Cut(entry, " ")
-			out = append(out, regionAlias{country: country, code: Slug(code), name: Slug(name)})
-		}
-	}
-	return out
-}()
-
-// regionFilter reads a folded qualifier as a first-level division: the
-// slugs a city's Subcountry or Region may have to lie in it, and the
-// countries it is in when a known code or name says (none otherwise).
-// "il" gives il and illinois in the US; "a8" (a MaxMind code) gives a8.
-func regionFilter(qualifier string) (regions, countries []string) {
-	regions = []string{qualifier}
-	for _, a := range regionAliases {
-		if a.code != qualifier && a.name != qualifier {
-			continue
-		}
-		regions = appendUnique(appendUnique(regions, a.code), a.name)
-		countries = appendUnique(countries, a.country)
-	}
-	return regions, countries
+// regionAbbreviations are the old abbreviations that are no prefix of the
+// division's name ("fla" is Florida, while "mass", "ont" and "calif" are
+// read as prefixes of Massachusetts, Ontario and California anyway).
+var regionAbbreviations = map[string]string{
+	"us": "FLA Florida|N-DAK North Dakota|S-DAK South Dakota|W-VA West Virginia",
+	"ca": "ALTA Alberta|NFLD Newfoundland and Labrador|PEI Prince Edward Island|PQ Quebec",
 }

@@ -54,8 +54,13 @@ type Result struct {
 	Prefix string
 	// Qualifier, when not empty, says that no city matched the whole
 	// query and its last words were read as a place: "country:fr" for
-	// "paris france", "region:il" for "springfield il". The hits matched
-	// the words before it, within that place.
+	// "paris france", "region:il" for "springfield il", "country:au,at"
+	// for "newcastle aus", "region:texas country:us" for "paris, texas,
+	// usa"; the readings that found something, separated by spaces, when
+	// there are several ("country:ca region:ca" for "london ca"). The hits
+	// matched the words before it, within that place. It is empty, and
+	// Prefix shorter than the query, when the last words named no place
+	// and the words before them were answered instead.
 	Qualifier string
 	// Hits are the cities found, best first; never nil.
 	Hits []Hit
@@ -141,20 +146,23 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	f := newFinder(s.store)
 	defer f.release()
 	if q.Prefix[0] == ScriptMark {
-		res, err := s.find(ctx, f, q, req, false)
+		res, err := s.find(ctx, f, q, req, false, false)
 		if err != nil || len(res.Hits) > 0 {
 			return res, err
 		}
 		// No name in the query's script: its transliteration may be a
-		// name in Latin letters ("москва" is Moskva).
+		// name in Latin letters ("москва" is Moskva), but its words are
+		// syllables of one name ("東京" is dong-jing), not a city and more.
 		q.Prefix = q.Prefix[1:]
+		return s.find(ctx, f, q, req, true, false)
 	}
-	return s.find(ctx, f, q, req, true)
+	return s.find(ctx, f, q, req, true, true)
 }
 
 // find answers q: its prefix matches, else its matches within qualifiers
-// when qualified, then its typo matches.
-func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qualified bool) (Result, error) {
+// when qualified, then its typo matches, and when all of these find
+// nothing and cityPart is set, the answer to its words but the last.
+func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qualified, cityPart bool) (Result, error) {
 	b := bias{near: req.Near, scale: req.BiasScale}
 	found, err := f.ranked(ctx, q, b)
 	res := Result{Dataset: q.Dataset, Prefix: Unmarked(q.Prefix)}
@@ -168,10 +176,18 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	for i := range found {
 		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), 0, req.Near))
 	}
+	// A last word of a letter or two that is no place yet is being typed:
+	// the words before it say more than typos of the whole would.
+	head, headOK := withoutLastWord(q.Prefix)
+	headOK = headOK && cityPart
+	if len(res.Hits) == 0 && headOK && letters(q.Prefix[len(head):]) <= 2 {
+		q.Prefix = head
+		return s.find(ctx, f, q, req, true, true)
+	}
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place.
 	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit || res.Qualifier != "" {
-		return res, nil
+		return s.orCityPart(ctx, f, q, req, res, headOK, head)
 	}
 	typos, err := s.typos(ctx, q, q.Limit-len(res.Hits))
 	if err != nil {
@@ -185,7 +201,29 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 			res.Hits = append(res.Hits, hit(&typos[i].Found, len(typos[i].Corrected), typos[i].Edits, req.Near))
 		}
 	}
-	return res, nil
+	return s.orCityPart(ctx, f, q, req, res, headOK, head)
+}
+
+// orCityPart returns res, or when it found nothing and fallback is set,
+// the answer to head, the query without its last word: while the start
+// of a query names a city, the list never empties because of the words a
+// person goes on to type ("paris atlantis" lists Paris).
+func (s *Service) orCityPart(ctx context.Context, f *finder, q Query, req Request, res Result, fallback bool, head string) (Result, error) {
+	if len(res.Hits) > 0 || !fallback {
+		return res, nil
+	}
+	q.Prefix = head
+	return s.find(ctx, f, q, req, true, true)
+}
+
+// withoutLastWord returns the folded query without its last word, when what
+// remains has MinQueryLetters letters.
+func withoutLastWord(prefix string) (string, bool) {
+	i := strings.LastIndexByte(prefix, '-')
+	if i < 0 || letters(prefix[:i]) < MinQueryLetters {
+		return "", false
+	}
+	return prefix[:i], true
 }
 
 // listed reports whether c is one of hits, or looks the same to a person:
@@ -278,6 +316,35 @@ func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, e
 		}
 		found = append(found, local...)
 	}
+	return byBias(found, b, q.Limit), nil
+}
+
+// merged returns the best limit cities of lists, each ranked by b already
+// (see ranked), in the order ranked would give them together, each once.
+func merged(lists [][]variantFound, limit int, b bias) []variantFound {
+	if len(lists) == 1 {
+		return lists[0]
+	}
+	all := slices.Concat(lists...)
+	if b.near != nil && b.scale != 0 {
+		return byBias(all, b, limit)
+	}
+	slices.SortStableFunc(all, func(a, b variantFound) int { return compareFound(a.prefix, a.Found, b.prefix, b.Found) })
+	kept := all[:0]
+	for _, c := range all {
+		if len(kept) == limit {
+			break
+		}
+		if !slices.ContainsFunc(kept, func(k variantFound) bool { return sameLine(&k.City, &c.City) }) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// byBias returns the best limit of found, each city once, by its score
+// from the location bias b (see biasScore), then by the ranking rule.
+func byBias(found []variantFound, b bias, limit int) []variantFound {
 	scores := make(map[Key]float64, len(found))
 	kept := found[:0]
 	for _, c := range found {
@@ -301,49 +368,60 @@ func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, e
 		}
 		return compareFound(a.prefix, a.Found, b.prefix, b.Found)
 	})
-	return kept[:min(len(kept), q.Limit)], nil
+	return kept[:min(len(kept), limit)]
 }
 
 // maxQualifierWords bounds the words read as a place: "san jose costa
-// rica" needs two, "saint vincent and the grenadines" would need four.
-const maxQualifierWords = 3
+// rica" needs two, "new south wales australia" four.
+const maxQualifierWords = 4
 
 // qualified reads the last words of a query that matched nothing as a
-// place, and returns the matches of the words before them within it: a
-// country by its ISO code or name ("paris fr", "paris france", "san jose
-// costa rica"), else a first-level division by its code or name
-// ("springfield il", "springfield illinois", "washington dc"), the
-// shortest reading first. It returns the place as Result.Qualifier says
-// it, or nothing.
+// place, and returns the matches of the words before them within it (see
+// readings): a country by its code or name, whole or begun ("paris fr",
+// "paris france", "newcastle austr", "san jose costa rica"), a first-level
+// division by its code or name, whole or begun ("springfield il",
+// "paris tex", "new south w", "washington dc"), or a division and its
+// country ("paris, texas, usa"), the fewest words first. The matches of
+// every reading of the same words are ranked together. It returns the
+// readings that found something, as Result.Qualifier says them, or
+// nothing.
 func (f *finder) qualified(ctx context.Context, q Query, b bias) ([]variantFound, string, error) {
 	words := strings.Split(q.Prefix, "-")
 	for k := 1; k <= maxQualifierWords && k < len(words); k++ {
-		head, qual := strings.Join(words[:len(words)-k], "-"), strings.Join(words[len(words)-k:], "-")
-		if letters(head) < MinQueryLetters {
+		hq := q
+		hq.Prefix = strings.Join(words[:len(words)-k], "-")
+		if letters(hq.Prefix) < MinQueryLetters {
 			break
 		}
-		if len(qual) < 2 {
+		tail := words[len(words)-k:]
+		if letters(strings.Join(tail, "")) < 2 {
 			continue // a letter being typed, not a place yet
 		}
-		hq := q
-		hq.Prefix = head
-		if code, ok := CountryCode(strings.ReplaceAll(qual, "-", " ")); ok {
-			if cq, ok := within(hq, []string{code}); ok {
-				found, err := f.ranked(ctx, cq, b)
-				if err != nil || len(found) > 0 {
-					return found, "country:" + code, err
-				}
+		known, err := f.search(ctx, Query{Dataset: q.Dataset, Prefix: hq.Prefix, Limit: MaxLimit, Countries: q.Countries, Box: q.Box, Words: true})
+		if err != nil {
+			return nil, "", err
+		}
+		if len(known) == 0 && len(Variants(hq.Prefix)) == 1 {
+			continue // no city to find within any place
+		}
+		var lists [][]variantFound
+		var labels []string
+		for _, r := range readings(tail, known) {
+			rq, ok := within(hq, r.countries)
+			if !ok {
+				continue
+			}
+			rq.Regions = r.regions
+			found, err := f.ranked(ctx, rq, b)
+			if err != nil {
+				return nil, "", err
+			}
+			if len(found) > 0 {
+				lists, labels = append(lists, found), append(labels, r.label)
 			}
 		}
-		regions, countries := regionFilter(qual)
-		rq, ok := within(hq, countries)
-		if !ok {
-			continue
-		}
-		rq.Regions = regions
-		found, err := f.ranked(ctx, rq, b)
-		if err != nil || len(found) > 0 {
-			return found, "region:" + qual, err
+		if len(lists) > 0 {
+			return merged(lists, q.Limit, b), strings.Join(labels, " "), nil
 		}
 	}
 	return nil, "", nil

@@ -230,7 +230,8 @@ func TestFindReadsQualifiers(t *testing.T) {
 		{"washington dc", "region:dc", []string{"Washington (United States)"}},
 		// A whole match needs no qualifier: none is read.
 		{"washington court", "", []string{"Washington Court House (United States)"}},
-		{"paris atlantis", "", nil},
+		// A qualifier that names no place leaves the city it follows.
+		{"paris atlantis", "", []string{"Paris (France)", "Paris (United States)", "Paras (Panama)"}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
