@@ -723,7 +723,7 @@ func testTypos(t *testing.T, open Opener) {
 		want      []string
 	}{
 		{"transposed letters", "zuirch", true, nil, []string{"Zürich"}},
-		{"exact matches first, then one edit", "paris", true, nil, []string{"Paris", "Parisot", "Paros", "Pari", "Baris"}},
+		{"one edit ranks by its score, after a prefix match of the same score", "paris", true, nil, []string{"Paris", "Paros", "Parisot", "Pari", "Baris"}},
 		{"typos off", "paris", false, nil, []string{"Paris", "Parisot"}},
 		{"no typos below five letters", "pars", true, nil, nil},
 		{"two edits from nine letters on", "san-fransisko", true, nil, []string{"San Francisco"}},
