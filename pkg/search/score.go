@@ -12,7 +12,7 @@ const (
 	FameNames = 20
 	// KnownNames is how many alternate names make a place well known
 	// enough for a match of one of them, from KnownLetters letters, to
-	// count as one of its name; fewer count as the square of their share
+	// count as its name; fewer count as the square of their share
 	// ("geneva" lists Genève, 48 names, before Geneva, Illinois; "ulaan"
 	// Ulan Bator, known as Ulaanbaatar, before Ulsan as a typo; "glasow"
 	// does not list Glazov, 20 names, before Glasgow).
@@ -37,31 +37,34 @@ const (
 //   - population: pop, so that between two cities matched the same way
 //     the larger ranks first (a dataset without population scores every
 //     city 0, and ties are broken by CompareFound);
-//   - fame: 1 + names/FameNames, so that a place known in many languages
-//     counts for more than a namesake of its size;
-//   - the name: a main name counts fully, an alternate name 1/AltDivisor
-//     ("san" lists San Diego, not Shanghai as "Sangaj"), but an alternate
-//     name of a well-known place, typed right from KnownLetters letters,
-//     counts as a name (see KnownNames: "florence" is Firenze);
+//   - the name: a main name counts 1 + names/FameNames (fame: a place
+//     known in many languages counts for more than a namesake of its
+//     size), an alternate name 1/AltDivisor ("san" lists San Diego, not
+//     Shanghai as "Sangaj"), but an alternate name of a well-known place,
+//     typed without typos from KnownLetters letters on, counts as a name,
+//     fame and all (see KnownNames: "florence" is Firenze);
 //   - a whole-name match: WholeBoost of the text's length ("bath" lists
 //     Bath before the larger Bathinda, "van" Vancouver before Van);
 //   - typos: 1/EditCost per edit.
 //
 // Where the match starts in the name (a later word ranks after the start
 // of a name) and a finished word (a trailing space) are not factors but
-// tiers, applied before Score by the Service; distance to
-// the person is applied after it (see biasScore).
+// tiers, applied before Score by the Service; distance to the person is
+// applied after it (see biasScore).
 func Score(text string, key NameKey, pop int64, names, edits int) float64 {
-	s := float64(pop) * (1 + float64(names)/FameNames)
-	whole := key.Slug == text
+	fame := 1 + float64(names)/FameNames
+	name := fame
 	if key.Alt != 0 {
-		name := 1.0 / AltDivisor
+		// Not fame, unless the name is one the place is known by: the
+		// more names a place has, the more it matches by chance.
+		name = 1.0 / AltDivisor
 		if edits == 0 && letters(text) >= KnownLetters {
 			known := math.Min(1, float64(names)/KnownNames)
-			name = math.Max(name, known*known)
+			name = math.Max(name, known*known*fame)
 		}
-		s *= name
 	}
+	s := float64(pop) * name
+	whole := key.Slug == text
 	if whole {
 		s *= WholeBoost(text)
 	}
