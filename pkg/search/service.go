@@ -189,16 +189,16 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 
 // withTypos ranks typo matches among the prefix matches found: by Score,
 // and by the location bias b when it has a point (see ranked), each city
-// once, at most as many as the answer wanted beyond found.
+// once.
 func (f *finder) withTypos(found []variantFound, typos []Typo, b bias) []variantFound {
-	limit := len(found) + len(typos)
+	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
 	for i := range typos {
-		if !listedFound(found, &typos[i].City) { // also a prefix match through another name
-			found = append(found, scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
+		if !listedFound(all, &typos[i].City) { // also a prefix match through another name
+			all = append(all, scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
 		}
 	}
-	f.sort(found, b)
-	return found[:min(len(found), limit)]
+	f.sort(all, b)
+	return all
 }
 
 // endsInSpace reports whether a query as typed ends in a space after some
@@ -416,9 +416,11 @@ func (f *finder) prefixMatches(ctx context.Context, q Query) ([]variantFound, er
 // candidates is how many matches to ask a store for, for an answer of
 // limit: stores rank by Weight, and Score may promote a city that Weight
 // ranks a little lower (an exonym such as "florence" is Firenze, fifth by
-// Weight), so they are asked for more than the answer keeps.
+// Weight), so they are asked for more than the answer keeps. Half as many
+// again is what every judged case needs (see docs/ranking.md), and what
+// the answer needed already to make up for matches that read the same.
 func candidates(limit int) int {
-	return min(MaxLimit, 2*limit+10)
+	return min(MaxLimit, limit+limit/2+2)
 }
 
 // fetch asks the store for fetch matches of each variant of q, merges them
