@@ -8,8 +8,10 @@ const (
 	// more: GeoNames lists the names of a place in the languages of the
 	// people who speak of it, so how many it has says how well known it is
 	// (Firenze has 75, Florence, Alabama 16, Srīkākulam 3; half the places
-	// have 2 or fewer).
-	FameNames = 20
+	// have 2 or fewer). "abu " lists Abu Dhabi (603,000, 75 names) before
+	// Abū Ghurayb (900,000, 18). Fewer names per step would let fame undo
+	// population order among cities of a size more often than it helps.
+	FameNames = 40
 	// KnownNames is how many alternate names make a place well known
 	// enough for a match of one of them, from KnownLetters letters, to
 	// count as its name; fewer count as the square of their share
@@ -27,6 +29,9 @@ const (
 	// name of Srīkākulam (118,000), but not a town that bears the typed
 	// name.
 	EditCost = 30
+	// ShortEditCost is EditCost for a correction of five letters or
+	// fewer (see editCost).
+	ShortEditCost = 100
 )
 
 // Score is the ranking score of a city of population pop and names
@@ -45,7 +50,7 @@ const (
 //     fame and all (see KnownNames: "florence" is Firenze);
 //   - a whole-name match: WholeBoost of the text's length ("bath" lists
 //     Bath before the larger Bathinda, "van" Vancouver before Van);
-//   - typos: 1/EditCost per edit.
+//   - typos: 1/EditCost per edit (see editCost).
 //
 // Where the match starts in the name (a later word ranks after the start
 // of a name) and a finished word (a trailing space) are not factors but
@@ -69,9 +74,20 @@ func Score(text string, key NameKey, pop int64, names, edits int) float64 {
 		s *= WholeBoost(text)
 	}
 	for range edits {
-		s /= EditCost
+		s /= editCost(text)
 	}
 	return s
+}
+
+// editCost is what one edit costs a match corrected to text: EditCost,
+// and more on a text of five letters, the shortest typos are looked for
+// in, where an edit is a fifth of what was typed and many more names are
+// one edit away ("surak" lists Surakarta before Sūrat as a typo).
+func editCost(text string) float64 {
+	if letters(text) <= 5 {
+		return ShortEditCost
+	}
+	return EditCost
 }
 
 // WholeBoost is how much more a whole-name match counts than a prefix

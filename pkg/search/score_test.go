@@ -40,6 +40,8 @@ func TestScoreOrdersWhatPeopleMean(t *testing.T) {
 			scoreOf{"chicago", mainKey("chicago"), 2695598, 59, 1}, scoreOf{"chicaco", altKey("chicacole"), 118299, 3, 0}},
 		{"a town that bears the typed name beats one edit on a city not thirty times larger",
 			scoreOf{"bogata", mainKey("bogata"), 100000, 3, 0}, scoreOf{"bogota", mainKey("bogota"), 2000000, 3, 1}},
+		{"an edit costs more in five letters: a prefix of a city a fifth the size beats it",
+			scoreOf{"surak", mainKey("surakarta"), 555308, 20, 0}, scoreOf{"surat", mainKey("surat"), 2894504, 30, 1}},
 		{"one edit beats two",
 			scoreOf{"zurich", mainKey("zurich"), 341730, 30, 1}, scoreOf{"zurich", mainKey("zurich"), 341730, 30, 2}},
 		{"three letters do not promote a small whole name",
