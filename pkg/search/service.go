@@ -75,7 +75,7 @@ type Hit struct {
 	// of it, when it matched one; nil when it matched Name.
 	Matched *NameMatch
 	// Edits is how many typos were corrected to match: 0 for a prefix
-	// match. Each edit costs a match EditCost of its Score.
+	// match. Each edit divides the match's Score (see EditCost).
 	Edits int
 	// Corrected is, for a typo match, the folded text the query was
 	// corrected to ("zurich" for "zuirch"): what a page can show as
