@@ -154,6 +154,15 @@ func TestBrowserDemoPage(t *testing.T) {
 				t.Errorf("first suggestion for lon = %q, want London in the United Kingdom", got)
 			}
 		}},
+		{"a trailing space is sent: san and a space lists a San … first", func(t *testing.T) {
+			sent := p.log.len()
+			p.typeText(t, "san ", 0)
+			p.waitFor(t, "a name whose first word is San first",
+				`/^San /.test(document.querySelector("#suggestion-0 .option-name")?.textContent ?? "")`)
+			if reqs := p.log.since(sent); len(reqs) == 0 || !strings.Contains(reqs[len(reqs)-1].url, "q=san+") {
+				t.Errorf("searches = %v, want the last for q=san+ (the space kept)", reqs)
+			}
+		}},
 		{"the location button puts nearby cities first, with their distance", func(t *testing.T) {
 			p.typeText(t, "san", 0)
 			p.waitOptions(t, 10)

@@ -30,28 +30,29 @@ func DistanceKm(a, b Point) float64 {
 // Location bias: how a point near which the person is pulls the ranking
 // (see Request.Near). A city's biased score is
 //
-//	(Weight + BiasFloor) × (1 + d/BiasDistanceKm)^(−4 × scale)
+//	(Score + BiasFloor) × (1 + d/BiasDistanceKm)^(−4 × scale)
 //
 // where d is its distance to the point and scale is Request.BiasScale:
 // 0 leaves the order as it is, 1 pulls hardest. At the default scale (0.5)
 // a city 25 km away counts a quarter, 250 km a hundred-and-twentieth, so
 // that New York City 300 km away still beats a hamlet next door, but a
 // town next door beats a city ten times its size on another continent.
-// BiasFloor gives places of unknown or tiny population a weight, so that
+// BiasFloor gives places of unknown or tiny population a score, so that
 // distance decides between them.
 const (
 	DefaultBiasScale = 0.5
 	BiasDistanceKm   = 25
-	BiasFloor        = AltDivisor * 1000
+	// BiasFloor is in the units of Score: people.
+	BiasFloor = 1000
 	// nearbyKm is the half-side of the box around the point in which the
 	// best matches are searched besides the best of the whole world:
 	// beyond it, even the floor's pull is spent.
 	nearbyKm = 250
 )
 
-// biasScore is the biased score of a city found through key.
-func biasScore(prefix string, key NameKey, pop int64, d, scale float64) float64 {
-	return float64(Weight(prefix, key, pop)+BiasFloor) * math.Pow(1+d/BiasDistanceKm, -4*scale)
+// biasScore is the biased score of a match of Score score at distance d.
+func biasScore(score, d, scale float64) float64 {
+	return (score + BiasFloor) * math.Pow(1+d/BiasDistanceKm, -4*scale)
 }
 
 // nearBox returns the box of half-side km around p, clipped to the map.

@@ -2,7 +2,8 @@ package search
 
 import "strings"
 
-// ExactBoost is the factor by which a whole-name match's population counts.
+// ExactBoost is the factor by which a whole-name match's population counts
+// in Weight, and in Score from five letters (see WholeBoost).
 const ExactBoost = 10
 
 // AltDivisor is how much less a match through an alternate name weighs
@@ -16,7 +17,9 @@ const AltDivisor = 30
 // Weight is the ranking weight of a city of this population reached
 // through key for the folded query prefix, in units of 1/AltDivisor of a
 // person: the population, times ExactBoost when the key is the whole
-// prefix, divided by AltDivisor for an alternate name.
+// prefix, divided by AltDivisor for an alternate name. It is the order in
+// which stores pick candidates, kept by their indexes ahead of time; the
+// Service ranks the candidates by Score.
 func Weight(prefix string, key NameKey, population int64) int64 {
 	w := population
 	if key.Slug == prefix {

@@ -11,14 +11,17 @@
 //
 // # Ranking
 //
-// Matches are ordered for people typing. Each match gets a weight: its
-// population (0 when the dataset does not know it), multiplied by ten when the
-// whole slug equals the folded query. Higher weight ranks first, so "par" lists
-// Paris (2.1M) before a village called Par (1,600 × 10), while "bath" lists
-// Bath (88k × 10) before the larger Bathinda (285k). Ties, which is every
-// match in a dataset without population, are broken by: whole-name match
-// first, then shorter slug, then slug, name, country, subcountry, region and
-// id in byte order, so that the order is total and the same in every store.
+// Matches are ordered for people typing, by one function, Score, that the
+// Service applies to every store's answers: population, times how well
+// known the place is (how many alternate names it has), times how the name
+// matched (main or alternate name, whole name or prefix) and divided by
+// EditCost for each typo corrected. Before Score, a query that ends in a
+// space lists first the names in which its last word ends, and matches
+// from the start of a name come before matches from a later word. Stores
+// pick their candidates in the order of CompareFound, by Weight, which
+// their indexes are sorted by ahead of time; ties are broken by it, so
+// that the order is total and the same in every store. See
+// docs/ranking.md.
 //
 // # Layers
 //

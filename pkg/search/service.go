@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -25,7 +26,9 @@ type Request struct {
 	// Dataset is the dataset to search; "" means Small.
 	Dataset Dataset
 	// Text is the query as typed: it is trimmed, checked and folded; it
-	// needs MinQueryLetters letters or digits once folded.
+	// needs MinQueryLetters letters or digits once folded. A space at its
+	// end says that its last word is finished: names in which that word
+	// ends rank first ("san " lists San Antonio before Santiago).
 	Text string
 	// Limit is how many cities to return at most, 1..MaxLimit: the edges
 	// fill in DefaultLimit when the person did not say.
@@ -34,7 +37,8 @@ type Request struct {
 	// comma-separated list of ISO codes or English names, as
 	// ParseCountries reads it.
 	Countries string
-	// Fuzzy adds typo matches after the prefix matches (see MaxEdits).
+	// Fuzzy adds typo matches when the prefix matches do not fill the
+	// answer (see MaxEdits), ranked with them by Score.
 	Fuzzy bool
 	// Near, when not nil, is where the person is: nearby cities rank
 	// higher (see DefaultBiasScale), and every hit says how far it is.
@@ -76,7 +80,7 @@ type Hit struct {
 	// of it, when it matched one; nil when it matched Name.
 	Matched *NameMatch
 	// Edits is how many typos were corrected to match: 0 for a prefix
-	// match, which always ranks before typo matches.
+	// match. Each edit divides the match's Score (see EditCost).
 	Edits int
 	// Corrected is, for a typo match, the folded text the query was
 	// corrected to ("zurich" for "zuirch"): what a page can show as
@@ -145,6 +149,7 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	}
 	f := newFinder(s.store)
 	defer f.release()
+	f.ended = endsInSpace(req.Text)
 	if q.Prefix[0] == ScriptMark {
 		res, err := s.find(ctx, f, q, req, false, false)
 		if err != nil || len(res.Hits) > 0 {
@@ -172,34 +177,28 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	if err != nil {
 		return Result{}, err
 	}
-	res.Hits = make([]Hit, 0, q.Limit)
-	for i := range found {
-		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), 0, req.Near))
-	}
 	// A last word of a letter or two that is no place yet is being typed:
 	// the words before it say more than typos of the whole would.
 	head, headOK := withoutLastWord(q.Prefix)
 	headOK = headOK && cityPart
-	if len(res.Hits) == 0 && headOK && letters(q.Prefix[len(head):]) <= 2 {
+	if len(found) == 0 && headOK && letters(q.Prefix[len(head):]) <= 2 {
 		q.Prefix = head
 		return s.find(ctx, f, q, req, true, true)
 	}
 	// Typos are looked for in the whole query: not once its last words
-	// were read as a place.
-	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit || res.Qualifier != "" {
-		return s.orCityPart(ctx, f, q, req, res, headOK, head)
-	}
-	typos, err := s.typos(ctx, q, q.Limit-len(res.Hits))
-	if err != nil {
-		return Result{}, err
-	}
-	for i := range typos {
-		if len(res.Hits) == q.Limit {
-			break
+	// were read as a place. A query whose prefix matches fill the answer
+	// was most likely typed right, and the typo walk costs more than the
+	// prefix search: it is left out.
+	if req.Fuzzy && MaxEdits(q.Prefix) > 0 && len(found) < q.Limit && res.Qualifier == "" {
+		typos, err := s.typos(ctx, q, q.Limit-len(found))
+		if err != nil {
+			return Result{}, err
 		}
-		if !listed(res.Hits, &typos[i].City) { // also a prefix match through another name
-			res.Hits = append(res.Hits, hit(&typos[i].Found, len(typos[i].Corrected), typos[i].Edits, req.Near))
-		}
+		found = f.withTypos(found, typos, b)
+	}
+	res.Hits = make([]Hit, 0, len(found))
+	for i := range found {
+		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near))
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
 }
@@ -226,12 +225,33 @@ func withoutLastWord(prefix string) (string, bool) {
 	return prefix[:i], true
 }
 
-// listed reports whether c is one of hits, or looks the same to a person:
-// the same name, subcountry and country (MaxMind lists Tokyo under five
-// region codes that no one can tell apart).
-func listed(hits []Hit, c *City) bool {
-	for i := range hits {
-		if sameLine(&hits[i].City, c) {
+// withTypos ranks typo matches among the prefix matches found: by Score,
+// and by the location bias b when it has a point (see ranked), each city
+// once.
+func (f *finder) withTypos(found []variantFound, typos []Typo, b bias) []variantFound {
+	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
+	for i := range typos {
+		if !listedFound(all, &typos[i].City) { // also a prefix match through another name
+			all = append(all, scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
+		}
+	}
+	f.sort(all, b)
+	return all
+}
+
+// endsInSpace reports whether a query as typed ends in a space after some
+// text: its last word is finished.
+func endsInSpace(text string) bool {
+	trimmed := strings.TrimRightFunc(text, unicode.IsSpace)
+	return trimmed != text && strings.TrimSpace(trimmed) != ""
+}
+
+// listedFound reports whether c is one of found, or looks the same to a
+// person: the same name, subcountry and country (MaxMind lists Tokyo under
+// five region codes that no one can tell apart).
+func listedFound(found []variantFound, c *City) bool {
+	for i := range found {
+		if sameLine(&found[i].City, c) {
 			return true
 		}
 	}
@@ -244,10 +264,13 @@ func sameLine(a, b *City) bool {
 	return (a.Name == b.Name && a.Subcountry == b.Subcountry && a.Country == b.Country) || a.Key() == b.Key()
 }
 
-// variantFound is a city found through one variant of a query.
+// variantFound is a city found through one variant of a query, or
+// through a correction of its typos, with its Score.
 type variantFound struct {
 	*Found
-	prefix string // the variant that found it
+	prefix string  // the variant, or the correction, that found it
+	edits  int     // typos corrected to reach it
+	score  float64 // Score of the match
 }
 
 // finder is the work of one Find: the store's answers, appended to memory
@@ -255,6 +278,7 @@ type variantFound struct {
 type finder struct {
 	store Store
 	found []Found
+	ended bool // the query ends in a space (see compareRanked)
 }
 
 var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
@@ -271,7 +295,7 @@ func (f *finder) release() {
 		return // a rare huge answer: let it go
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
-	f.found, f.store = f.found[:0], nil
+	f.found, f.store, f.ended = f.found[:0], nil, false
 	finders.Put(f)
 }
 
@@ -316,20 +340,44 @@ func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, e
 		}
 		found = append(found, local...)
 	}
-	return byBias(found, b, q.Limit), nil
+	seen := make(map[Key]struct{}, len(found))
+	kept := found[:0]
+	for _, c := range found {
+		k := c.City.Key()
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		kept = append(kept, c)
+	}
+	f.sort(kept, b)
+	return kept[:min(len(kept), q.Limit)], nil
 }
 
-// merged returns the best limit cities of lists, each ranked by b already
-// (see ranked), in the order ranked would give them together, each once.
-func merged(lists [][]variantFound, limit int, b bias) []variantFound {
+// sort orders found best first: by compareRanked, with each Score
+// replaced by its biased score (see biasScore) when b has a point.
+func (f *finder) sort(found []variantFound, b bias) {
+	if b.near != nil && b.scale != 0 {
+		for i := range found {
+			c := &found[i]
+			d := math.MaxFloat32 // no location: as far as can be
+			if c.HasLocation {
+				d = DistanceKm(*b.near, Point{c.Lat, c.Lon})
+			}
+			c.score = biasScore(Score(c.prefix, c.Key, c.Population, len(c.AltNames), c.edits), d, b.scale)
+		}
+	}
+	slices.SortStableFunc(found, func(x, y variantFound) int { return compareRanked(&x, &y, f.ended) })
+}
+
+// merged returns the best limit cities of lists, each ranked already (see
+// ranked), in the order ranked would give them together, each once.
+func (f *finder) merged(lists [][]variantFound, limit int, b bias) []variantFound {
 	if len(lists) == 1 {
 		return lists[0]
 	}
 	all := slices.Concat(lists...)
-	if b.near != nil && b.scale != 0 {
-		return byBias(all, b, limit)
-	}
-	slices.SortStableFunc(all, func(a, b variantFound) int { return compareFound(a.prefix, a.Found, b.prefix, b.Found) })
+	f.sort(all, b)
 	kept := all[:0]
 	for _, c := range all {
 		if len(kept) == limit {
@@ -340,35 +388,6 @@ func merged(lists [][]variantFound, limit int, b bias) []variantFound {
 		}
 	}
 	return kept
-}
-
-// byBias returns the best limit of found, each city once, by its score
-// from the location bias b (see biasScore), then by the ranking rule.
-func byBias(found []variantFound, b bias, limit int) []variantFound {
-	scores := make(map[Key]float64, len(found))
-	kept := found[:0]
-	for _, c := range found {
-		k := c.City.Key()
-		if _, dup := scores[k]; dup {
-			continue
-		}
-		d := math.MaxFloat32 // no location: as far as can be
-		if c.HasLocation {
-			d = DistanceKm(*b.near, Point{c.Lat, c.Lon})
-		}
-		scores[k] = biasScore(c.prefix, c.Key, c.Population, d, b.scale)
-		kept = append(kept, c)
-	}
-	slices.SortStableFunc(kept, func(a, b variantFound) int {
-		if sa, sb := scores[a.City.Key()], scores[b.City.Key()]; sa != sb {
-			if sa > sb {
-				return -1
-			}
-			return 1
-		}
-		return compareFound(a.prefix, a.Found, b.prefix, b.Found)
-	})
-	return kept[:min(len(kept), limit)]
 }
 
 // maxQualifierWords bounds the words read as a place: "san jose costa
@@ -421,7 +440,7 @@ func (f *finder) qualified(ctx context.Context, q Query, b bias) ([]variantFound
 			}
 		}
 		if len(lists) > 0 {
-			return merged(lists, q.Limit, b), strings.Join(labels, " "), nil
+			return f.merged(lists, q.Limit, b), strings.Join(labels, " "), nil
 		}
 	}
 	return nil, "", nil
@@ -449,17 +468,28 @@ func within(q Query, countries []string) (Query, bool) {
 
 // prefixMatches returns the best q.Limit cities with a key that starts
 // with q.Prefix or with one of its variants (see Variants), each once, in
-// rank order: one store search per variant, merged. Keys of later words
-// match too (Query.Words).
+// the order of compareRanked: one store search per variant, merged. Keys
+// of later words match too (Query.Words).
 func (f *finder) prefixMatches(ctx context.Context, q Query) ([]variantFound, error) {
-	// Some matches may read the same as a better one (see listed): ask
-	// for more than wanted, and for more again if that was not enough.
-	for fetch := min(MaxLimit, q.Limit+q.Limit/2+2); ; fetch = min(MaxLimit, 4*fetch) {
+	// Some matches may read the same as a better one (see listedFound),
+	// and the stores rank by Weight, not Score: ask for more than wanted
+	// (see candidates), and for more again if that was not enough.
+	for fetch := candidates(q.Limit); ; fetch = min(MaxLimit, 4*fetch) {
 		kept, full, err := f.fetch(ctx, q, fetch)
 		if err != nil || len(kept) == q.Limit || !full || fetch == MaxLimit {
 			return kept, err
 		}
 	}
+}
+
+// candidates is how many matches to ask a store for, for an answer of
+// limit: stores rank by Weight, and Score may promote a city that Weight
+// ranks a little lower (an exonym such as "florence" is Firenze, fifth by
+// Weight), so they are asked for more than the answer keeps. Half as many
+// again is what every judged case needs (see docs/ranking.md), and what
+// the answer needed already to make up for matches that read the same.
+func candidates(limit int) int {
+	return min(MaxLimit, limit+limit/2+2)
 }
 
 // fetch asks the store for fetch matches of each variant of q, merges them
@@ -469,23 +499,30 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 	variants := Variants(q.Prefix)
 	var out []variantFound
 	for _, v := range variants {
-		vq := q
-		vq.Prefix, vq.Words, vq.Limit = v, true, fetch
-		found, err := f.search(ctx, vq)
-		if err != nil {
-			return nil, false, err
+		// After a space, the names in which the word ends come first:
+		// ask for them on their own too, so that longer single words
+		// that outweigh them do not crowd them out of the store's answer.
+		searches := []string{v}
+		if f.ended {
+			searches = append(searches, v+"-")
 		}
-		full = full || len(found) == fetch
-		if out == nil {
-			out = make([]variantFound, 0, len(found)*len(variants))
-		}
-		for i := range found {
-			out = append(out, variantFound{Found: &found[i], prefix: v})
+		for _, p := range searches {
+			vq := q
+			vq.Prefix, vq.Words, vq.Limit = p, true, fetch
+			found, err := f.search(ctx, vq)
+			if err != nil {
+				return nil, false, err
+			}
+			full = full || len(found) == fetch
+			if out == nil {
+				out = make([]variantFound, 0, len(found)*len(variants))
+			}
+			for i := range found {
+				out = append(out, scored(&found[i], v, 0))
+			}
 		}
 	}
-	if len(variants) > 1 { // each store answer is in order already
-		slices.SortStableFunc(out, func(a, b variantFound) int { return compareFound(a.prefix, a.Found, b.prefix, b.Found) })
-	}
+	slices.SortStableFunc(out, func(a, b variantFound) int { return compareRanked(&a, &b, f.ended) })
 	kept = out[:0]
 	for i := range out {
 		if len(kept) == q.Limit {

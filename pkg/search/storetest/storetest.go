@@ -78,6 +78,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"matches the reference store", func(t *testing.T, open Opener) { testReference(t, open, c) }},
 		{"filters by country", testCountries},
 		{"finds typos", testTypos},
+		{"the Service ranks its answers by Score", testScore},
 		{"finds the typos of the reference store", testTypoFinder},
 		{"matches alternate names", testAltNames},
 		{"finds typos in alternate names", testAltNameTypos},
@@ -727,7 +728,7 @@ func testTypos(t *testing.T, open Opener) {
 		want      []string
 	}{
 		{"transposed letters", "zuirch", true, nil, []string{"Zürich"}},
-		{"exact matches first, then one edit", "paris", true, nil, []string{"Paris", "Parisot", "Paros", "Pari", "Baris"}},
+		{"one edit ranks by its score, after a prefix match of the same score", "paris", true, nil, []string{"Paris", "Paros", "Parisot", "Pari", "Baris"}},
 		{"typos off", "paris", false, nil, []string{"Paris", "Parisot"}},
 		{"no typos below five letters", "pars", true, nil, nil},
 		{"two edits from nine letters on", "san-fransisko", true, nil, []string{"San Francisco"}},
@@ -736,14 +737,7 @@ func testTypos(t *testing.T, open Opener) {
 		{"country filter drops a typo match", "zuirch", true, []string{"es"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.prefix, Limit: 10, Fuzzy: tc.fuzzy, Countries: strings.Join(tc.countries, ",")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var gotNames []string
-			for _, h := range got.Hits {
-				gotNames = append(gotNames, h.Name)
-			}
+			gotNames := mustFindNames(t, svc, search.Request{Dataset: search.Large, Text: tc.prefix, Limit: 10, Fuzzy: tc.fuzzy, Countries: strings.Join(tc.countries, ",")})
 			if !slices.Equal(gotNames, tc.want) {
 				t.Errorf("%q: got %q, want %q", tc.prefix, gotNames, tc.want)
 			}
@@ -1039,6 +1033,93 @@ func testBox(t *testing.T, open Opener) {
 			}
 			if !slices.Equal(n, tc.want) {
 				t.Errorf("got %q, want %q", n, tc.want)
+			}
+		})
+	}
+}
+
+// mustFindNames returns the names of the cities svc finds for req, or
+// fails the test.
+func mustFindNames(t *testing.T, svc *search.Service, req search.Request) []string {
+	t.Helper()
+	res, err := svc.Find(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range res.Hits {
+		names = append(names, h.Name)
+	}
+	return names
+}
+
+// Known returns c with alternate names: names, then made-up ones up to n
+// in all, which no query of the suite reaches. How many a city has is how
+// well known it is (see search.Score).
+func Known(c search.City, n int, names ...string) search.City {
+	c.AltNames = append([]string(nil), names...)
+	for i := len(names); i < n; i++ {
+		c.AltNames = append(c.AltNames, fmt.Sprintf("Qq %s %d", c.Name, i))
+	}
+	return c
+}
+
+// scoreCities are the cities of testScore: namesakes of every size, with
+// the numbers of alternate names GeoNames gives them.
+func scoreCities() []search.City {
+	return []search.City{
+		Known(CountryCity("Firenze", "Italy", "it", 371517), 75, "Florence", "Florenz"),
+		Known(CountryCity("Florence", "United States", "us", 39319), 16),
+		Known(CountryCity("Genève", "Switzerland", "ch", 183981), 48, "Geneva", "Genf"),
+		Known(CountryCity("Geneva", "United States", "us", 21495), 4),
+		Known(CountryCity("Köln", "Germany", "de", 963395), 80, "Cologne"),
+		Known(CountryCity("Cologne", "Italy", "it", 7000), 3),
+		Known(CountryCity("Glazov", "Russia", "ru", 100676), 20, "Glasow"),
+		Known(CountryCity("Glasgow", "United Kingdom", "gb", 610268), 55),
+		Known(CountryCity("Shanghai", "China", "cn", 14608512), 100, "Sangaj"),
+		Known(CountryCity("San Diego", "United States", "us", 1394928), 40),
+		Known(CountryCity("San Antonio", "United States", "us", 1469845), 40),
+		Known(CountryCity("Santiago", "Chile", "cl", 4837295), 60),
+		Known(CountryCity("Seoul", "South Korea", "kr", 10349312), 88, "Sol"),
+		Known(CountryCity("Solāpur", "India", "in", 951558), 20, "Sholapur"),
+		Known(CountryCity("Chicago", "United States", "us", 2695598), 59),
+		Known(CountryCity("Srīkākulam", "India", "in", 118299), 3, "Chicacole"),
+		Known(CountryCity("Van", "Türkiye", "tr", 371713), 27),
+		Known(CountryCity("Vancouver", "Canada", "ca", 1837969), 54),
+		Known(CountryCity("Bath", "United Kingdom", "gb", 88859), 20),
+		Known(CountryCity("Bathinda", "India", "in", 285813), 10),
+	}
+}
+
+func testScore(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Large, scoreCities()...)
+	svc := search.NewService(s)
+	for _, tc := range []struct {
+		name  string
+		text  string
+		typos bool // the case needs typo matches
+		want  []string
+	}{
+		{"a well-known alternate name typed whole counts as the name", "florence", false, []string{"Firenze", "Florence"}},
+		{"an exonym beats namesakes in another country", "geneva", false, []string{"Genève", "Geneva"}},
+		{"an exonym beats a village that bears it", "cologne", false, []string{"Köln", "Cologne"}},
+		{"a mere prefix of an alternate name counts little", "san", false, []string{"Santiago", "San Antonio", "San Diego", "Shanghai"}},
+		{"a short alternate name typed whole counts little", "sol", false, []string{"Solāpur", "Seoul"}},
+		{"a short prefix does not promote a small whole name", "van", false, []string{"Vancouver", "Van"}},
+		{"four letters do: the whole name beats a city three times larger", "bath", false, []string{"Bath", "Bathinda"}},
+		{"a trailing space ends a word", "san ", false, []string{"San Antonio", "San Diego", "Santiago", "Shanghai"}},
+		{"spaces inside do not", " san", false, []string{"Santiago", "San Antonio", "San Diego", "Shanghai"}},
+		{"one edit on a large city beats a prefix of an obscure name", "chicaco", true, []string{"Chicago", "Srīkākulam"}},
+		{"one edit on a large city beats a lesser-known alternate name typed whole", "glasow", true, []string{"Glasgow", "Glazov"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.typos {
+				skipWithoutTypos(t, s)
+			}
+			gotNames := mustFindNames(t, svc, search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
+			if !slices.Equal(gotNames, tc.want) {
+				t.Errorf("%q: got %q, want %q", tc.text, gotNames, tc.want)
 			}
 		})
 	}

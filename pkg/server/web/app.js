@@ -426,10 +426,18 @@
     state.debounceTimer = setTimeout(ask, DEBOUNCE_MS);
   }
 
+  // typedText is the input's text trimmed, but for one space kept at the
+  // end when it ends in one: a finished word ranks the names in which it
+  // ends first ("san " lists San Antonio before Santiago).
+  function typedText() {
+    const text = input.value.trim();
+    return text && /\s$/.test(input.value) ? text + " " : text;
+  }
+
   // ask searches for what the input holds now, from the cache or the server.
   function ask() {
     clearTimeout(state.debounceTimer);
-    const text = input.value.trim();
+    const text = typedText();
     if (letters(text) < config.minLetters) return;
     const radio = checkedDataset();
     if (radio && radio.disabled) {
