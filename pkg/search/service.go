@@ -25,7 +25,8 @@ type Request struct {
 	// Dataset is the dataset to search; "" means Small.
 	Dataset Dataset
 	// Text is the query as typed: it is trimmed, checked and folded; it
-	// needs MinQueryLetters letters or digits once folded.
+	// needs MinQueryLetters letters or digits, as typed in a script other
+	// than Latin or once folded.
 	Text string
 	// Limit is how many cities to return at most, 1..MaxLimit: the edges
 	// fill in DefaultLimit when the person did not say.
@@ -146,8 +147,11 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 			return res, err
 		}
 		// No name in the query's script: its transliteration may be a
-		// name in Latin letters ("москва" is Moskva).
-		q.Prefix = q.Prefix[1:]
+		// name in Latin letters ("москва" is Moskva), when it is as long
+		// as a query in Latin letters must be.
+		if q.Prefix = q.Prefix[1:]; letters(q.Prefix) < MinQueryLetters {
+			return res, nil
+		}
 	}
 	return s.find(ctx, f, q, req, true)
 }
@@ -170,10 +174,11 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	}
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place.
-	if !req.Fuzzy || MaxEdits(q.Prefix) == 0 || len(res.Hits) >= q.Limit || res.Qualifier != "" {
+	edits := MaxEdits(req.Text) // the budget of what was typed, not of its folding
+	if !req.Fuzzy || edits == 0 || len(res.Hits) >= q.Limit || res.Qualifier != "" {
 		return res, nil
 	}
-	typos, err := s.typos(ctx, q, q.Limit-len(res.Hits))
+	typos, err := s.typos(ctx, q, edits, q.Limit-len(res.Hits))
 	if err != nil {
 		return Result{}, err
 	}
@@ -451,10 +456,11 @@ func (req Request) query() (Query, error) {
 	if utf8.RuneCountInString(text) > MaxQueryRunes {
 		return q, invalid("q", "Query is too long: use at most %d characters", MaxQueryRunes)
 	}
-	// Letters count once folded: "東京" (two characters) folds to
-	// "dong-jing", "a-b" to two letters.
+	// Letters count as typed or once folded, whichever are more (see
+	// queryLetters): "القا" is four letters though it folds to "lq", "東京"
+	// (two characters) folds to "dong-jing", "a-b" is two letters.
 	q.Prefix = Slug(text)
-	if letters(q.Prefix) < MinQueryLetters {
+	if queryLetters(text, q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}
 	if OtherScript(text) { // names in its script first (see AltKey)

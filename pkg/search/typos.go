@@ -6,11 +6,24 @@ import (
 	"strings"
 )
 
-// MaxEdits is how many typos a folded query may hold and still match: none
-// below 5 letters, one from 5, two from 9.
-func MaxEdits(prefix string) int {
-	switch n := letters(prefix); {
-	case n >= 9:
+// MaxEdits is how many typos a query may hold and still match, by how many
+// letters it has (see typoLetters): none below 5, one from 5, two from 7.
+// Text is the query as typed, or already folded: a folded slug counts the
+// same. Two edits from 7 letters, where Meilisearch waits for 9 and
+// Algolia for 8, because people misplace two letters of names that long
+// ("chigaco" for Chicago, "palmero" for Palermo), and the typo automaton
+// of the embedded store walks them within the lookup budget.
+//
+// In a script whose characters are syllables or words (Han, kana, hangul
+// and the others of syllabic), a character counts one letter: a query of
+// one to four such characters gets no typo matches. An edit of its
+// transliteration is no typo a person makes there: a wrong character
+// changes a whole syllable, and a homophone picked by mistake folds to the
+// same letters, a prefix match already. "東京" ("dong-jing") lists Tokyo,
+// not Dongying and Longjing one edit away.
+func MaxEdits(text string) int {
+	switch n := typoLetters(text); {
+	case n >= 7:
 		return 2
 	case n >= 5:
 		return 1
@@ -62,17 +75,17 @@ func (s *Service) FindsTypos() bool {
 	return ok
 }
 
-// typos returns the best typo matches of q, at most want of them. Fewer
-// edits rank first, so when the matches within fewer edits fill the
-// answer, those needing more stay unsearched: the walk for two edits
-// visits many times the nodes of the walk for one.
-func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) {
+// typos returns the best typo matches of q within maxEdits edits, at most
+// want of them. Fewer edits rank first, so when the matches within fewer
+// edits fill the answer, those needing more stay unsearched: the walk for
+// two edits visits many times the nodes of the walk for one.
+func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typo, error) {
 	finder, ok := s.store.(TypoFinder)
 	if !ok {
 		return nil, nil
 	}
 	var found []Typo
-	for e := 1; e <= MaxEdits(q.Prefix); e++ {
+	for e := 1; e <= maxEdits; e++ {
 		var err error
 		if found, err = finder.FindTypos(ctx, q, e); err != nil {
 			return nil, err

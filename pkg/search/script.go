@@ -1,0 +1,84 @@
+package search
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Counting what a person typed. Matching compares folded text (see Slug),
+// but how long a query is, for the minimum length and for the typo budget,
+// is a question about what the person typed, and folding changes lengths
+// by script: unidecode drops the Arabic alif ("القا", four letters, folds
+// to "lq"), and turns a Chinese character into a syllable of two to six
+// letters ("東京", two characters, folds to "dong-jing").
+
+// syllabic are the scripts in which one character is a syllable or a word
+// rather than a letter: the logographs of Han (Chinese hanzi, Japanese
+// kanji, Korean hanja), the syllabaries of Japanese (hiragana, katakana),
+// Korean hangul (a block is a syllable), Yi, Cherokee, the Canadian
+// Aboriginal syllabics and Vai, and Ethiopic, whose characters each write
+// a consonant with its vowel. A person types such a character as one
+// choice (one key, or one pick in an input method), so it counts as one
+// letter of the typo budget, however long its transliteration.
+var syllabic = []*unicode.RangeTable{
+	unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+	unicode.Yi, unicode.Cherokee, unicode.Canadian_Aboriginal, unicode.Vai, unicode.Ethiopic,
+}
+
+// isSyllabic reports whether r is a character of a script in which one
+// character is a syllable or a word (see syllabic).
+func isSyllabic(r rune) bool {
+	return r >= utf8.RuneSelf && unicode.In(r, syllabic...)
+}
+
+// typoLetters counts the letters of text, as typed or folded, that the
+// typo budget goes by (see MaxEdits): a character of a syllabic script
+// counts one, any other character as many letters and digits as it folds
+// to. Text already folded counts its letters and digits.
+func typoLetters(text string) int {
+	n := 0
+	var buf [16]byte
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if isSyllabic(r) {
+			n++
+		} else {
+			n += len(AppendSlug(buf[:0], text[i:i+size])) // one character folds to no '-'
+		}
+		i += size
+	}
+	return n
+}
+
+// queryLetters counts the letters of text, a query as typed, whose slug is
+// folded, for the minimum length (see MinQueryLetters): the letters and
+// digits of folded, or the letters typed in a script other than Latin when
+// they are more. "القا" has four letters though it folds to "lq"; "東京"
+// folds to eight ("dong-jing"). Text in Latin letters counts exactly its
+// folded letters, and a text that folds to nothing counts none.
+func queryLetters(text, folded string) int {
+	n := letters(folded)
+	if n == 0 {
+		return 0
+	}
+	typed := 0
+	for _, r := range text {
+		if otherScriptLetter(r) {
+			typed++
+		}
+	}
+	return max(n, typed)
+}
+
+// otherScriptLetter reports whether r is a letter of a script other than
+// Latin; modifier letters such as 'ʻ' are of no script.
+func otherScriptLetter(r rune) bool {
+	return r >= utf8.RuneSelf && unicode.IsLetter(r) && !unicode.In(r, unicode.Latin, unicode.Common, unicode.Inherited)
+}
