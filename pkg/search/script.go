@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -81,4 +82,63 @@ func queryLetters(text, folded string) int {
 // Latin; modifier letters such as 'ʻ' are of no script.
 func otherScriptLetter(r rune) bool {
 	return r >= utf8.RuneSelf && unicode.IsLetter(r) && !unicode.In(r, unicode.Latin, unicode.Common, unicode.Inherited)
+}
+
+// preferScript makes each prefix match of hits that matched an alternate
+// name in a script other than that of text, the query as typed, show an
+// alternate name of the city in the query's script instead, when one
+// matches the folded query prefix just as well: "Моск" lists Moscow as
+// "Москва", not as the Greek "Μόσχα" that folds to a key sorting before
+// it. Every name in a script other than Latin shares one key space (see
+// AltKey), so the store picks between such keys by their letters alone.
+// The order of hits stays: a name that matches as well (both the whole
+// key or both a prefix of it) weighs the same (see Weight).
+func preferScript(hits []Hit, text, prefix string) {
+	script := scriptOf(text)
+	if script == nil {
+		return
+	}
+	for i := range hits {
+		h := &hits[i]
+		if h.Edits > 0 || h.Matched == nil || inScript(h.Matched.Name, script) {
+			continue
+		}
+		whole := AltKey(h.Matched.Name) == prefix
+		for _, alt := range h.AltNames {
+			if !inScript(alt, script) {
+				continue
+			}
+			if key := AltKey(alt); strings.HasPrefix(key, prefix) && (key == prefix) == whole {
+				h.Matched = &NameMatch{Name: alt, Span: MatchSpan(alt, len(prefix)-1)}
+				break
+			}
+		}
+	}
+}
+
+// scriptOf returns the script of the first letter of text in a script
+// other than Latin, or nil when there is none.
+func scriptOf(text string) *unicode.RangeTable {
+	for _, r := range text {
+		if !otherScriptLetter(r) {
+			continue
+		}
+		for _, t := range unicode.Scripts {
+			if unicode.Is(t, r) {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// inScript reports whether the first letter of name in a script other
+// than Latin is of script.
+func inScript(name string, script *unicode.RangeTable) bool {
+	for _, r := range name {
+		if otherScriptLetter(r) {
+			return unicode.Is(script, r)
+		}
+	}
+	return false
 }

@@ -144,6 +144,7 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	if q.Prefix[0] == ScriptMark {
 		res, err := s.find(ctx, f, q, req, false)
 		if err != nil || len(res.Hits) > 0 {
+			preferScript(res.Hits, req.Text, q.Prefix)
 			return res, err
 		}
 		// No name in the query's script: its transliteration may be a
@@ -174,7 +175,7 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	}
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place.
-	edits := MaxEdits(req.Text) // the budget of what was typed, not of its folding
+	edits := typoBudget(req.Text, found) // of what was typed, not of its folding
 	if !req.Fuzzy || edits == 0 || len(res.Hits) >= q.Limit || res.Qualifier != "" {
 		return res, nil
 	}

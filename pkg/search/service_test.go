@@ -371,7 +371,7 @@ func TestFindAcrossScripts(t *testing.T) {
 		return c
 	}
 	svc, _ := mustService(t,
-		with(storetest.CountryCity("Moscow", "Russia", "ru", 10381222), "Moskva", "Москва"),
+		with(storetest.CountryCity("Moscow", "Russia", "ru", 10381222), "Moskva", "Μόσχα", "Москва"),
 		with(storetest.CountryCity("London", "United Kingdom", "gb", 7556900), "Лондон"),
 		with(storetest.CountryCity("Los Angeles", "United States", "us", 3971883), "लॉस एंजेलेस"),
 		storetest.CountryCity("Lonar", "India", "in", 23416),
@@ -386,7 +386,10 @@ func TestFindAcrossScripts(t *testing.T) {
 		want         []string // name, as the alternate name matched, its marked letters
 	}{
 		{"Москв", "moskv", []string{"Moscow as Москва [0:5]"}},
+		// The Greek "Μόσχα" ("moskha") matches as well, and its key sorts
+		// first: a Cyrillic query shows the Cyrillic name.
 		{"моск", "mosk", []string{"Moscow as Москва [0:4]"}},
+		{"Μόσ", "mos", []string{"Moscow as Μόσχα [0:3]"}},
 		// Names in other scripts reach each other: लॉस is "lons".
 		{"Лон", "lon", []string{"London as Лондон [0:3]", "Los Angeles as लॉस एंजेलेस [0:2]"}},
 		// No such name: the transliteration, as Latin letters would.

@@ -31,6 +31,29 @@ func MaxEdits(text string) int {
 	return 0
 }
 
+// wholeNameLetters is how many letters a query needs for two edits when
+// it is already a whole name (see typoBudget).
+const wholeNameLetters = 9
+
+// typoBudget returns how many typos text, a query as typed, may hold
+// given its prefix matches found: MaxEdits, but for a name typed in full
+// (the whole key of a prefix match), which gets a second edit only from
+// wholeNameLetters letters on. Such a query is no misspelling of the
+// names two edits away: "istanbul" lists İstanbul, not Ijevan as
+// "Istibulagh".
+func typoBudget(text string, found []variantFound) int {
+	edits := MaxEdits(text)
+	if edits < 2 || typoLetters(text) >= wholeNameLetters {
+		return edits
+	}
+	for _, f := range found {
+		if f.Key.Slug == f.prefix {
+			return 1
+		}
+	}
+	return edits
+}
+
 // Typo is a city found by correcting typos in a query.
 type Typo struct {
 	Found

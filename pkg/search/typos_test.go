@@ -1,9 +1,12 @@
 package search_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/storetest"
 )
 
 // The typo budget goes by the letters a person typed: one edit from 5,
@@ -43,4 +46,63 @@ func TestMaxEdits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What the typo budget makes of real queries: two edits from 7 letters,
+// but a name typed in full waits for 9.
+func TestFindTypos(t *testing.T) {
+	with := func(c search.City, alts ...string) search.City {
+		c.AltNames = alts
+		return c
+	}
+	svc, _ := mustService(t,
+		storetest.CountryCity("Istanbul", "Türkiye", "tr", 11174257),
+		with(storetest.CountryCity("Ijevan", "Armenia", "am", 14737), "Istibulagh"),
+		storetest.CountryCity("Chicago", "United States", "us", 2695598),
+		storetest.CountryCity("Palermo", "Italy", "it", 668405),
+		storetest.CountryCity("Palmer", "United States", "us", 18261),
+		storetest.CountryCity("Marseille", "France", "fr", 794811),
+		storetest.CountryCity("Marsella", "Colombia", "co", 7000),
+	)
+	for _, tc := range []struct {
+		text string
+		want []string // name, as the alternate name matched, and edits
+	}{
+		{"chigaco", []string{"Chicago 2"}},
+		{"palmero", []string{"Palmer 1", "Palermo 2"}},
+		{"chigac", nil}, // six letters get one edit, not two
+		// A name typed in full: one edit below 9 letters.
+		{"istanbul", []string{"Istanbul 0"}},
+		// A name typed in full of 9 letters or more: two edits.
+		{"marseille", []string{"Marseille 0", "Marsella 2"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			req := search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true}
+			if got := typoLines(t, svc, req); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// typoLines returns the hits of req, each as its name, the alternate name
+// it matched if any, and its edits.
+func typoLines(t *testing.T, svc *search.Service, req search.Request) []string {
+	t.Helper()
+	res, err := svc.Find(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		as := ""
+		if h.Matched != nil {
+			as = " as " + h.Matched.Name
+		}
+		lines = append(lines, fmt.Sprintf("%s%s %d", h.Name, as, h.Edits))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return lines
 }
