@@ -13,49 +13,40 @@ import (
 // to "lq"), and turns a Chinese character into a syllable of two to six
 // letters ("東京", two characters, folds to "dong-jing").
 
-// syllabic are the scripts in which one character is a syllable or a word
-// rather than a letter: the logographs of Han (Chinese hanzi, Japanese
-// kanji, Korean hanja), the syllabaries of Japanese (hiragana, katakana),
-// Korean hangul (a block is a syllable), Yi, Cherokee, the Canadian
-// Aboriginal syllabics and Vai, and Ethiopic, whose characters each write
-// a consonant with its vowel. A person types such a character as one
-// choice (one key, or one pick in an input method), so it counts as one
-// letter of the typo budget, however long its transliteration.
-var syllabic = []*unicode.RangeTable{
-	unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
-	unicode.Yi, unicode.Cherokee, unicode.Canadian_Aboriginal, unicode.Vai, unicode.Ethiopic,
-}
-
-// isSyllabic reports whether r is a character of a script in which one
-// character is a syllable or a word (see syllabic).
-func isSyllabic(r rune) bool {
-	return r >= utf8.RuneSelf && unicode.In(r, syllabic...)
-}
-
-// typoLetters counts the letters of text, as typed or folded, that the
-// typo budget goes by (see MaxEdits): a character of a syllabic script
-// counts one, any other character as many letters and digits as it folds
-// to. Text already folded counts its letters and digits.
+// typoLetters counts the letters of text, a query as typed or folded,
+// that the typo budget goes by (see MaxEdits): what a person typed, but
+// never more than the letters it folds to, on which the edits are made.
+// A letter or mark of a script other than Latin is one character typed
+// (a syllable or a word in Han, kana or hangul; a letter or a vowel sign
+// in Cyrillic, Arabic or Devanagari), any other character as many as it
+// folds to ("ß" is two). So "東京" counts two though it folds to eight
+// letters ("dong-jing"), "Щёлк" four though it folds to eight
+// ("shchiolk"), and "القاهرة" four, the letters of "lqhr", though seven were
+// typed. Text in Latin letters, or already folded, counts its folded
+// letters.
 func typoLetters(text string) int {
-	n := 0
+	typed, folded := 0, 0
 	var buf [16]byte
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf {
 			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-				n++
+				typed++
+				folded++
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if isSyllabic(r) {
-			n++
+		n := len(AppendSlug(buf[:0], text[i:i+size])) // one character folds to no '-'
+		folded += n
+		if otherScript(r) && (unicode.IsLetter(r) || unicode.IsMark(r)) {
+			typed++
 		} else {
-			n += len(AppendSlug(buf[:0], text[i:i+size])) // one character folds to no '-'
+			typed += n
 		}
 		i += size
 	}
-	return n
+	return min(typed, folded)
 }
 
 // queryLetters counts the letters of text, a query as typed, whose slug is
@@ -81,7 +72,14 @@ func queryLetters(text, folded string) int {
 // otherScriptLetter reports whether r is a letter of a script other than
 // Latin; modifier letters such as 'ʻ' are of no script.
 func otherScriptLetter(r rune) bool {
-	return r >= utf8.RuneSelf && unicode.IsLetter(r) && !unicode.In(r, unicode.Latin, unicode.Common, unicode.Inherited)
+	return unicode.IsLetter(r) && otherScript(r)
+}
+
+// otherScript reports whether r is of a script other than Latin, and of
+// one script: not of those shared by all (digits, punctuation, the kana
+// length mark, combining accents).
+func otherScript(r rune) bool {
+	return r >= utf8.RuneSelf && !unicode.In(r, unicode.Latin, unicode.Common, unicode.Inherited)
 }
 
 // preferScript makes each prefix match of hits that matched an alternate

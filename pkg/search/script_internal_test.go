@@ -2,24 +2,6 @@ package search
 
 import "testing"
 
-// Which characters count as one syllable or word: those of Han, kana,
-// hangul, Yi, Cherokee, Canadian syllabics, Vai and Ethiopic; not letters
-// of alphabets, abjads or the Brahmic scripts, nor the kana length mark,
-// which is of no script.
-func TestIsSyllabic(t *testing.T) {
-	for _, tc := range []struct {
-		r    rune
-		want bool
-	}{
-		{'東', true}, {'と', true}, {'ト', true}, {'서', true}, {'ꀀ', true}, {'Ꭰ', true}, {'ᐁ', true}, {'ꔀ', true}, {'አ', true},
-		{'a', false}, {'é', false}, {'м', false}, {'α', false}, {'ق', false}, {'ש', false}, {'म', false}, {'ก', false}, {'ー', false}, {'1', false},
-	} {
-		if got := isSyllabic(tc.r); got != tc.want {
-			t.Errorf("isSyllabic(%q) = %v, want %v", tc.r, got, tc.want)
-		}
-	}
-}
-
 // The minimum length counts letters as typed in a script other than
 // Latin, or once folded, whichever are more.
 func TestQueryLetters(t *testing.T) {

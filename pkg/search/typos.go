@@ -7,20 +7,21 @@ import (
 )
 
 // MaxEdits is how many typos a query may hold and still match, by how many
-// letters it has (see typoLetters): none below 5, one from 5, two from 7.
-// Text is the query as typed, or already folded: a folded slug counts the
-// same. Two edits from 7 letters, where Meilisearch waits for 9 and
-// Algolia for 8, because people misplace two letters of names that long
-// ("chigaco" for Chicago, "palmero" for Palermo), and the typo automaton
-// of the embedded store walks them within the lookup budget.
+// letters it has as typed (see typoLetters): none below 5, one from 5, two
+// from 7. Text is the query as typed, or already folded: a folded slug
+// counts the same. Two edits from 7 letters, where Meilisearch waits for 9
+// and Algolia for 8, because people misplace two letters of names that
+// long ("chigaco" for Chicago, "palmero" for Palermo), and the typo
+// automaton of the embedded store walks them within the lookup budget.
 //
-// In a script whose characters are syllables or words (Han, kana, hangul
-// and the others of syllabic), a character counts one letter: a query of
-// one to four such characters gets no typo matches. An edit of its
-// transliteration is no typo a person makes there: a wrong character
-// changes a whole syllable, and a homophone picked by mistake folds to the
-// same letters, a prefix match already. "東京" ("dong-jing") lists Tokyo,
-// not Dongying and Longjing one edit away.
+// A character of a script other than Latin counts one letter, never more
+// than it folds to. In the scripts whose characters are syllables or
+// words (Han, kana, hangul, Yi, Ethiopic…) a query of one to four
+// characters gets no typo matches: an edit of its transliteration is no
+// typo a person makes there, as a wrong character changes a whole
+// syllable, and a homophone picked by mistake folds to the same letters,
+// a prefix match already. "東京" ("dong-jing") lists Tokyo, not Dongying
+// and Longjing one edit away.
 func MaxEdits(text string) int {
 	switch n := typoLetters(text); {
 	case n >= 7:

@@ -10,8 +10,8 @@ import (
 )
 
 // The typo budget goes by the letters a person typed: one edit from 5,
-// two from 7, and a character of a syllabic script counts one letter,
-// however long its transliteration.
+// two from 7, and a character of a script other than Latin counts one
+// letter, never more than it folds to.
 func TestMaxEdits(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
@@ -29,8 +29,11 @@ func TestMaxEdits(t *testing.T) {
 		{"a letter that folds to two counts two", "straße", 2},
 		{"Cyrillic letters count one each", "Москвп", 1},
 		{"Cyrillic, seven letters", "Новосиб", 2},
+		{"a Cyrillic letter counts one, though it folds to four", "Щёлк", 0},
 		{"Greek letters count one each", "Αθήνα", 1},
-		{"an Arabic letter that folds to nothing counts none", "القاهرة", 0},
+		{"Arabic letters count no more than they fold to", "القاهرة", 0},
+		{"four Hebrew letters get none, though they fold to five", "ירוש", 0},
+		{"Devanagari vowel signs are typed too", "मुंबई", 1},
 		{"two Han characters get none, though they fold to eight letters", "東京", 0},
 		{"four Han characters get none", "名古屋市", 0},
 		{"a query already folded from Han counts its letters", "dong-jing", 2},
