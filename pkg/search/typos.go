@@ -8,8 +8,8 @@ import (
 
 // MaxEdits is how many typos a query may hold and still match, by how many
 // letters it has as typed (see typoLetters): none below 5, one from 5, two
-// from 7. Text is the query as typed, or already folded: a folded slug
-// counts the same. Two edits from 7 letters, where Meilisearch waits for 9
+// from 7. Text is the query as typed; a folded slug counts as the Latin
+// text it is (the script of a query folded from another is lost). Two edits from 7 letters, where Meilisearch waits for 9
 // and Algolia for 8, because people misplace two letters of names that
 // long ("chigaco" for Chicago, "palmero" for Palermo), and the typo
 // automaton of the embedded store walks them within the lookup budget.
@@ -23,7 +23,12 @@ import (
 // a prefix match already. "東京" ("dong-jing") lists Tokyo, not Dongying
 // and Longjing one edit away.
 func MaxEdits(text string) int {
-	switch n := typoLetters(text); {
+	return editsFor(typoLetters(text))
+}
+
+// editsFor is MaxEdits for a query of n letters.
+func editsFor(n int) int {
+	switch {
 	case n >= 7:
 		return 2
 	case n >= 5:
@@ -43,8 +48,9 @@ const wholeNameLetters = 9
 // names two edits away: "istanbul" lists İstanbul, not Ijevan as
 // "Istibulagh".
 func typoBudget(text string, found []variantFound) int {
-	edits := MaxEdits(text)
-	if edits < 2 || typoLetters(text) >= wholeNameLetters {
+	n := typoLetters(text)
+	edits := editsFor(n)
+	if edits < 2 || n >= wholeNameLetters {
 		return edits
 	}
 	for _, f := range found {
