@@ -72,7 +72,7 @@ func queryLetters(text, folded string) int {
 // otherScriptLetter reports whether r is a letter of a script other than
 // Latin; modifier letters such as 'ʻ' are of no script.
 func otherScriptLetter(r rune) bool {
-	return unicode.IsLetter(r) && otherScript(r)
+	return otherScript(r) && unicode.IsLetter(r)
 }
 
 // otherScript reports whether r is of a script other than Latin, and of
