@@ -12,7 +12,9 @@ type Span struct {
 // MatchSpan returns the shortest span at the start of name whose slug covers
 // the first n bytes of Slug(name): the letters a person typed to match it.
 // Leading characters that fold to nothing (a MaxMind name's leading space)
-// are left out of the span. The span is empty when n is 0.
+// are left out of the span, but for letters of a script other than Latin
+// that lead into it: the alif of "القاهرة" folds to nothing, and is typed
+// all the same. The span is empty when n is 0.
 //
 // Names and slugs differ in length ("ß" → "ss", "Þ" → "th", "Xi'an" →
 // "xian"), so the span is found by folding ever longer prefixes of name.
@@ -37,6 +39,7 @@ func MatchSpanAt(name string, offset, n int) Span {
 func foldedSpan(name string, offset, n int) Span {
 	var buf [64]byte
 	start, runes := -1, 0
+	lead := -1 // the first of the letters before start that fold to nothing
 	for i, r := range name {
 		runes++
 		end := i + utf8.RuneLen(r)
@@ -46,9 +49,18 @@ func foldedSpan(name string, offset, n int) Span {
 		folded := len(AppendSlug(buf[:0], name[:end]))
 		if start < 0 {
 			if folded <= offset {
+				switch {
+				case folded < offset || !otherScriptLetter(r):
+					lead = -1
+				case lead < 0:
+					lead = runes - 1
+				}
 				continue
 			}
 			start = runes - 1
+			if lead >= 0 {
+				start = lead
+			}
 		}
 		if folded >= offset+n {
 			return Span{Start: start, End: runes}

@@ -26,6 +26,9 @@ func TestMatchSpan(t *testing.T) {
 		{" bab el ahmar", "bab-el", search.Span{1, 7}},
 		{"Łódź", "lodz", search.Span{0, 4}},
 		{"東京", "dong", search.Span{0, 1}},
+		{"القاهرة", "lq", search.Span{0, 3}}, // the leading alif folds to nothing, a letter all the same
+		{" القاهرة", "lq", search.Span{1, 4}},
+		{"ʻEwa Beach", "ewa", search.Span{1, 4}}, // a modifier letter is of no script
 		{"Paris", "", search.Span{}},
 	} {
 		t.Run(tc.name+"/"+tc.query, func(t *testing.T) {

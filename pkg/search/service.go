@@ -26,9 +26,10 @@ type Request struct {
 	// Dataset is the dataset to search; "" means Small.
 	Dataset Dataset
 	// Text is the query as typed: it is trimmed, checked and folded; it
-	// needs MinQueryLetters letters or digits once folded. A space at its
-	// end says that its last word is finished: names in which that word
-	// ends rank first ("san " lists San Antonio before Santiago).
+	// needs MinQueryLetters letters or digits, as typed in a script other
+	// than Latin or once folded. A space at its end says that its last
+	// word is finished: names in which that word ends rank first ("san "
+	// lists San Antonio before Santiago).
 	Text string
 	// Limit is how many cities to return at most, 1..MaxLimit: the edges
 	// fill in DefaultLimit when the person did not say.
@@ -149,16 +150,20 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	}
 	f := newFinder(s.store)
 	defer f.release()
-	f.ended = endsInSpace(req.Text)
+	f.ended, f.text = endsInSpace(req.Text), req.Text
 	if q.Prefix[0] == ScriptMark {
 		res, err := s.find(ctx, f, q, req, false, false)
 		if err != nil || len(res.Hits) > 0 {
+			preferScript(res.Hits, req.Text, q.Prefix)
 			return res, err
 		}
 		// No name in the query's script: its transliteration may be a
-		// name in Latin letters ("москва" is Moskva), but its words are
-		// syllables of one name ("東京" is dong-jing), not a city and more.
-		q.Prefix = q.Prefix[1:]
+		// name in Latin letters ("москва" is Moskva), when it is as long
+		// as a query in Latin letters must be, but its words are syllables
+		// of one name ("東京" is dong-jing), not a city and more.
+		if q.Prefix = q.Prefix[1:]; letters(q.Prefix) < MinQueryLetters {
+			return res, nil
+		}
 		return s.find(ctx, f, q, req, true, false)
 	}
 	return s.find(ctx, f, q, req, true, true)
@@ -182,15 +187,16 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	head, headOK := withoutLastWord(q.Prefix)
 	headOK = headOK && cityPart
 	if len(found) == 0 && headOK && letters(q.Prefix[len(head):]) <= 2 {
-		q.Prefix = head
+		q.Prefix, f.text = head, head
 		return s.find(ctx, f, q, req, true, true)
 	}
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place. A query whose prefix matches fill the answer
 	// was most likely typed right, and the typo walk costs more than the
 	// prefix search: it is left out.
-	if req.Fuzzy && MaxEdits(q.Prefix) > 0 && len(found) < q.Limit && res.Qualifier == "" {
-		typos, err := s.typos(ctx, q, q.Limit-len(found))
+	edits := typoBudget(f.text, found) // of what was typed, not of its folding
+	if req.Fuzzy && edits > 0 && len(found) < q.Limit && res.Qualifier == "" {
+		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
 		if err != nil {
 			return Result{}, err
 		}
@@ -211,7 +217,7 @@ func (s *Service) orCityPart(ctx context.Context, f *finder, q Query, req Reques
 	if len(res.Hits) > 0 || !fallback {
 		return res, nil
 	}
-	q.Prefix = head
+	q.Prefix, f.text = head, head
 	return s.find(ctx, f, q, req, true, true)
 }
 
@@ -278,7 +284,8 @@ type variantFound struct {
 type finder struct {
 	store Store
 	found []Found
-	ended bool // the query ends in a space (see compareRanked)
+	ended bool   // the query ends in a space (see compareRanked)
+	text  string // the text typed that the query being answered stands for (see typoBudget)
 }
 
 var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
@@ -295,7 +302,7 @@ func (f *finder) release() {
 		return // a rare huge answer: let it go
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
-	f.found, f.store, f.ended = f.found[:0], nil, false
+	f.found, f.store, f.ended, f.text = f.found[:0], nil, false, ""
 	finders.Put(f)
 }
 
@@ -566,10 +573,11 @@ func (req Request) query() (Query, error) {
 	if utf8.RuneCountInString(text) > MaxQueryRunes {
 		return q, invalid("q", "Query is too long: use at most %d characters", MaxQueryRunes)
 	}
-	// Letters count once folded: "東京" (two characters) folds to
-	// "dong-jing", "a-b" to two letters.
+	// Letters count as typed or once folded, whichever are more (see
+	// queryLetters): "القا" is four letters though it folds to "lq", "東京"
+	// (two characters) folds to "dong-jing", "a-b" is two letters.
 	q.Prefix = Slug(text)
-	if letters(q.Prefix) < MinQueryLetters {
+	if queryLetters(text, q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}
 	if OtherScript(text) { // names in its script first (see AltKey)

@@ -49,6 +49,8 @@ func TestFindRefusesBadRequests(t *testing.T) {
 		{"characters that fold to nothing", func(r *search.Request) { r.Text = "𠀀𠀁𠀂" }, "q", "Enter at least 3 letters", false},
 		{"letters are runes, not bytes", func(r *search.Request) { r.Text = "İs" }, "q", "Enter at least 3 letters", false},
 		{"spaces around do not count", func(r *search.Request) { r.Text = "  pa \t" }, "q", "Enter at least 3 letters", false},
+		{"two letters in another script", func(r *search.Request) { r.Text = "תל" }, "q", "Enter at least 3 letters", false},
+		{"letters of another script that fold to nothing", func(r *search.Request) { r.Text = "ااا" }, "q", "Enter at least 3 letters", false},
 		{"too long", func(r *search.Request) { r.Text = strings.Repeat("é", 101) }, "q", "Query is too long: use at most 100 characters", false},
 		{"not UTF-8", func(r *search.Request) { r.Text = "par\xff" }, "q", "Query is not valid UTF-8", false},
 		{"unknown dataset", func(r *search.Request) { r.Dataset = "huge" }, "dataset", `Unknown dataset "huge": use small or large`, true},
@@ -370,18 +372,25 @@ func TestFindAcrossScripts(t *testing.T) {
 		return c
 	}
 	svc, _ := mustService(t,
-		with(storetest.CountryCity("Moscow", "Russia", "ru", 10381222), "Moskva", "Москва"),
+		with(storetest.CountryCity("Moscow", "Russia", "ru", 10381222), "Moskva", "Μόσχα", "Москва"),
 		with(storetest.CountryCity("London", "United Kingdom", "gb", 7556900), "Лондон"),
 		with(storetest.CountryCity("Los Angeles", "United States", "us", 3971883), "लॉस एंजेलेस"),
 		storetest.CountryCity("Lonar", "India", "in", 23416),
 		storetest.CountryCity("Paris", "France", "fr", 2138551),
+		with(storetest.CountryCity("Cairo", "Egypt", "eg", 7734614), "القاهرة"),
+		storetest.CountryCity("Lhasa", "China", "cn", 118721),
+		with(storetest.CountryCity("Tokyo", "Japan", "jp", 8336599), "東京"),
+		with(storetest.CountryCity("Dongying", "China", "cn", 306450), "东营"),
 	)
 	for _, tc := range []struct {
 		text, prefix string
 		want         []string // name, as the alternate name matched, its marked letters
 	}{
 		{"Москв", "moskv", []string{"Moscow as Москва [0:5]"}},
+		// The Greek "Μόσχα" ("moskha") matches as well, and its key sorts
+		// first: a Cyrillic query shows the Cyrillic name.
 		{"моск", "mosk", []string{"Moscow as Москва [0:4]"}},
+		{"Μόσ", "mos", []string{"Moscow as Μόσχα [0:3]"}},
 		// Names in other scripts reach each other: लॉस is "lons".
 		{"Лон", "lon", []string{"London as Лондон [0:3]", "Los Angeles as लॉस एंजेलेस [0:2]"}},
 		// No such name: the transliteration, as Latin letters would.
@@ -389,6 +398,16 @@ func TestFindAcrossScripts(t *testing.T) {
 		{"lons", "lons", nil},
 		{"lonsenjeles", "lonsenjeles", nil},
 		{"lon", "lon", []string{"London [0:3]", "Lonar [0:3]"}},
+		// Four letters typed, though the alifs fold to nothing: "lq".
+		{"القا", "lq", []string{"Cairo as القاهرة [0:3]"}},
+		// No name in the script, and a transliteration too short for a
+		// query in Latin letters: nothing, not Lhasa.
+		{"اله", "lh", nil},
+		// Two characters of a syllabic script get no typo matches:
+		// Dongying ("dong-ying") is one edit from "dong-jing".
+		{"東京", "dong-jing", []string{"Tokyo as 東京 [0:2]"}},
+		// Six Cyrillic letters get one.
+		{"Москвп", "moskvp", []string{"Moscow as Москва [0:6]"}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})

@@ -6,16 +6,59 @@ import (
 	"strings"
 )
 
-// MaxEdits is how many typos a folded query may hold and still match: none
-// below 5 letters, one from 5, two from 9.
-func MaxEdits(prefix string) int {
-	switch n := letters(prefix); {
-	case n >= 9:
+// MaxEdits is how many typos a query may hold and still match, by how many
+// letters it has as typed (see typoLetters): none below 5, one from 5, two
+// from 7. Text is the query as typed; a folded slug counts as the Latin
+// text it is (the script of a query folded from another is lost). Two edits from 7 letters, where Meilisearch waits for 9
+// and Algolia for 8, because people misplace two letters of names that
+// long ("chigaco" for Chicago, "palmero" for Palermo), and the typo
+// automaton of the embedded store walks them within the lookup budget.
+//
+// A character of a script other than Latin counts one letter, never more
+// than it folds to. In the scripts whose characters are syllables or
+// words (Han, kana, hangul, Yi, Ethiopic…) a query of one to four
+// characters gets no typo matches: an edit of its transliteration is no
+// typo a person makes there, as a wrong character changes a whole
+// syllable, and a homophone picked by mistake folds to the same letters,
+// a prefix match already. "東京" ("dong-jing") lists Tokyo, not Dongying
+// and Longjing one edit away.
+func MaxEdits(text string) int {
+	return editsFor(typoLetters(text))
+}
+
+// editsFor is MaxEdits for a query of n letters.
+func editsFor(n int) int {
+	switch {
+	case n >= 7:
 		return 2
 	case n >= 5:
 		return 1
 	}
 	return 0
+}
+
+// wholeNameLetters is how many letters a query needs for two edits when
+// it is already a whole name (see typoBudget).
+const wholeNameLetters = 9
+
+// typoBudget returns how many typos text, a query as typed, may hold
+// given its prefix matches found: MaxEdits, but for a name typed in full
+// (the whole key of a prefix match), which gets a second edit only from
+// wholeNameLetters letters on. Such a query is no misspelling of the
+// names two edits away: "istanbul" lists İstanbul, not Ijevan as
+// "Istibulagh".
+func typoBudget(text string, found []variantFound) int {
+	n := typoLetters(text)
+	edits := editsFor(n)
+	if edits < 2 || n >= wholeNameLetters {
+		return edits
+	}
+	for _, f := range found {
+		if f.Key.Slug == f.prefix {
+			return 1
+		}
+	}
+	return edits
 }
 
 // Typo is a city found by correcting typos in a query.
@@ -62,17 +105,17 @@ func (s *Service) FindsTypos() bool {
 	return ok
 }
 
-// typos returns the best typo matches of q, at most want of them. Fewer
-// edits rank first, so when the matches within fewer edits fill the
-// answer, those needing more stay unsearched: the walk for two edits
-// visits many times the nodes of the walk for one.
-func (s *Service) typos(ctx context.Context, q Query, want int) ([]Typo, error) {
+// typos returns the best typo matches of q within maxEdits edits, at most
+// want of them. Fewer edits rank first, so when the matches within fewer
+// edits fill the answer, those needing more stay unsearched: the walk for
+// two edits visits many times the nodes of the walk for one.
+func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typo, error) {
 	finder, ok := s.store.(TypoFinder)
 	if !ok {
 		return nil, nil
 	}
 	var found []Typo
-	for e := 1; e <= MaxEdits(q.Prefix); e++ {
+	for e := 1; e <= maxEdits; e++ {
 		var err error
 		if found, err = finder.FindTypos(ctx, q, e); err != nil {
 			return nil, err

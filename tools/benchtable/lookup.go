@@ -61,8 +61,8 @@ func bareRead(path string) (int, time.Duration, error) {
 
 type prefixSet struct {
 	sampled []string // 2,000 prefixes of 3–6 letters of real slugs
-	typoOne []string // 500 real slugs of 5–8 letters with one random edit each
-	typoTwo []string // 500 real slugs of 9 letters or more with two random edits each
+	typoOne []string // 500 real slugs of 5–6 letters with one random edit each
+	typoTwo []string // 500 real slugs of 7 letters or more with two random edits each
 	slugs   []string // every slug, sorted: the baseline's index
 }
 
@@ -117,8 +117,8 @@ func samplePrefixes(storeDir string) (prefixSet, error) {
 	}, nil
 }
 
-// misspell returns n real slugs that allow edits typos (five letters or
-// more for one, nine for two), each with that many random edits:
+// misspell returns n real slugs that allow edits typos (see
+// search.MaxEdits: five letters or more for one, seven for two), each with that many random edits:
 // insertions, deletions, substitutions or transpositions. The misspelled
 // query must allow them too.
 func misspell(rng *rand.Rand, slugs []string, n, edits int) []string {

@@ -22,8 +22,8 @@ func printReport(w io.Writer, r *report, conns int) {
 		what string
 		res  typoResult
 	}{
-		{"one edit, real names of 5–8 letters with one random edit", l.typoOne},
-		{"two edits, real names of 9+ letters with two random edits", l.typoTwo},
+		{"one edit, real names of 5–6 letters with one random edit", l.typoOne},
+		{"two edits, real names of 7+ letters with two random edits", l.typoTwo},
 	} {
 		row(w, "1", fmt.Sprintf("typo lookup, median / p99 of %d queries: %s", t.res.queries, t.what),
 			us(t.res.median)+" / "+us(t.res.p99), exact, ratio(t.res.median, l.median)+" / "+ratio(t.res.p99, l.p99),

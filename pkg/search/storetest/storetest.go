@@ -718,6 +718,7 @@ func testTypos(t *testing.T, open Opener) {
 		CountryCity("Baris", "Turkey", "tr", 0),
 		CountryCity("San Francisco", "United States", "us", 864816),
 		CountryCity("San Fernando", "Chile", "cl", 49519),
+		CountryCity("Palermo", "Italy", "it", 668405),
 	)
 	svc := search.NewService(s)
 	for _, tc := range []struct {
@@ -732,7 +733,8 @@ func testTypos(t *testing.T, open Opener) {
 		{"typos off", "paris", false, nil, []string{"Paris", "Parisot"}},
 		{"no typos below five letters", "pars", true, nil, nil},
 		{"two edits from nine letters on", "san-fransisko", true, nil, []string{"San Francisco"}},
-		{"two edits are too many below nine letters", "zuirhc", true, nil, nil},
+		{"two edits from seven letters on", "palmero", true, nil, []string{"Palermo"}},
+		{"two edits are too many below seven letters", "zuirhc", true, nil, nil},
 		{"country filter keeps a typo match", "zuriat", true, []string{"es"}, []string{"Zurita"}},
 		{"country filter drops a typo match", "zuirch", true, []string{"es"}, nil},
 	} {

@@ -375,9 +375,11 @@
   // --- searching -----------------------------------------------------------
 
   function letters(text) {
-    // The server counts the letters of the folded text: a Chinese,
+    // The server counts the letters of the folded text, or those typed
+    // in a script other than Latin when they are more: a Chinese,
     // Japanese or Korean character folds to a syllable of two or more
-    // letters ("東京" is "dong-jing"), any other letter or digit to one.
+    // letters ("東京" is "dong-jing"), any other letter or digit to one
+    // at most (the alif of "القا" folds to none).
     const all = (text.match(/[\p{L}\p{Nd}]/gu) || []).length;
     const syllables = (text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu) || []).length;
     return all + syllables;

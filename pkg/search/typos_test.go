@@ -1,0 +1,111 @@
+package search_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/storetest"
+)
+
+// The typo budget goes by the letters a person typed: one edit from 5,
+// two from 7, and a character of a script other than Latin counts one
+// letter, never more than it folds to.
+func TestMaxEdits(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       int
+	}{
+		{"four letters get none", "pari", 0},
+		{"five letters get one", "paris", 1},
+		{"six letters get one", "zuirch", 1},
+		{"seven letters get two", "chigaco", 2},
+		{"seven letters, as typed", "Palmero", 2},
+		{"a folded slug counts its letters, not its hyphens", "san-fr", 1},
+		{"spaces and punctuation are no letters", "san fr.", 1},
+		{"digits count", "12345", 1},
+		{"diacritics fold to their letters", "Zürich", 1},
+		{"a letter that folds to two counts two", "straße", 2},
+		{"Cyrillic letters count one each", "Москвп", 1},
+		{"Cyrillic, seven letters", "Новосиб", 2},
+		{"a Cyrillic letter counts one, though it folds to four", "Щёлк", 0},
+		{"Greek letters count one each", "Αθήνα", 1},
+		{"Arabic letters count no more than they fold to", "القاهرة", 0},
+		{"four Hebrew letters get none, though they fold to five", "ירוש", 0},
+		{"Devanagari vowel signs are typed too", "मुंबई", 1},
+		{"two Han characters get none, though they fold to eight letters", "東京", 0},
+		{"four Han characters get none", "名古屋市", 0},
+		{"a query already folded from Han counts its letters", "dong-jing", 2},
+		{"two hangul syllables get none", "서울", 0},
+		{"five kana get one", "とうきょう", 1},
+		{"eight katakana get two", "サンフランシスコ", 2},
+		{"Ethiopic syllables count one each", "አዲስ አበባ", 1},
+		{"Han and Latin letters together", "東京 tow", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := search.MaxEdits(tc.text); got != tc.want {
+				t.Errorf("MaxEdits(%q) = %d, want %d", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// What the typo budget makes of real queries: two edits from 7 letters,
+// but a name typed in full waits for 9.
+func TestFindTypos(t *testing.T) {
+	with := func(c search.City, alts ...string) search.City {
+		c.AltNames = alts
+		return c
+	}
+	svc, _ := mustService(t,
+		storetest.CountryCity("Istanbul", "Türkiye", "tr", 11174257),
+		with(storetest.CountryCity("Ijevan", "Armenia", "am", 14737), "Istibulagh"),
+		storetest.CountryCity("Chicago", "United States", "us", 2695598),
+		storetest.CountryCity("Palermo", "Italy", "it", 668405),
+		storetest.CountryCity("Palmer", "United States", "us", 18261),
+		storetest.CountryCity("Marseille", "France", "fr", 794811),
+		storetest.CountryCity("Marsella", "Colombia", "co", 7000),
+	)
+	for _, tc := range []struct {
+		text string
+		want []string // name, as the alternate name matched, and edits
+	}{
+		{"chigaco", []string{"Chicago 2"}},
+		{"palmero", []string{"Palmer 1", "Palermo 2"}},
+		{"chigac", nil}, // six letters get one edit, not two
+		// A name typed in full: one edit below 9 letters.
+		{"istanbul", []string{"Istanbul 0"}},
+		// A name typed in full of 9 letters or more: two edits.
+		{"marseille", []string{"Marseille 0", "Marsella 2"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			req := search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true}
+			if got := typoLines(t, svc, req); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// typoLines returns the hits of req, each as its name, the alternate name
+// it matched if any, and its edits.
+func typoLines(t *testing.T, svc *search.Service, req search.Request) []string {
+	t.Helper()
+	res, err := svc.Find(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		as := ""
+		if h.Matched != nil {
+			as = " as " + h.Matched.Name
+		}
+		lines = append(lines, fmt.Sprintf("%s%s %d", h.Name, as, h.Edits))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return lines
+}
