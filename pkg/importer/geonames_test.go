@@ -186,6 +186,10 @@ func TestGeoNamesReaderRejectsMalformedRows(t *testing.T) {
 		{"latitude over 90", kolnRow().with("latitude", "90.5").String(), `invalid latitude "90.5"`},
 		{"latitude a word", kolnRow().with("latitude", "north").String(), `invalid latitude "north"`},
 		{"latitude empty", kolnRow().with("latitude", "").String(), `invalid latitude ""`},
+		// Plain decimals only: strconv.ParseFloat reads these as 16 and 10.
+		{"latitude in hexadecimal", kolnRow().with("latitude", "0x1p4").String(), `invalid latitude "0x1p4"`},
+		{"longitude with an underscore", kolnRow().with("longitude", "1_0").String(), `invalid longitude "1_0"`},
+		{"latitude with an exponent", kolnRow().with("latitude", "5e1").String(), `invalid latitude "5e1"`},
 		{"longitude NaN", kolnRow().with("longitude", "NaN").String(), `invalid longitude "NaN"`},
 		{"longitude over 180", kolnRow().with("longitude", "-180.01").String(), `invalid longitude "-180.01"`},
 		{"negative population", kolnRow().with("population", "-5").String(), `invalid population "-5"`},

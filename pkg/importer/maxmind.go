@@ -140,12 +140,13 @@ func splitFields(f [][]byte, line []byte, sep byte) int {
 }
 
 // parseDegrees parses a latitude or longitude (".316667" and "-.093689" are
-// fine) and checks it lies within ±limit.
+// fine; "0x1p4" and "1_0" are not) and checks it lies within ±limit.
 func parseDegrees(b []byte, limit float64) (float64, bool) {
 	v, ok := parseDecimal(b)
 	if !ok {
-		var err error
-		if v, err = strconv.ParseFloat(string(b), 64); err != nil {
+		// More digits than parseDecimal takes, or no plain decimal at all
+		// (hexadecimal, underscores, exponents), which ParseDecimal refuses.
+		if v, ok = search.ParseDecimal(string(b)); !ok {
 			return 0, false
 		}
 	}
@@ -162,7 +163,7 @@ var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 
 // [-]digits[.digits] with at most 15 digits, to the very value
 // strconv.ParseFloat gives (the digits and the power of ten are exact
 // float64s, and one division rounds correctly); it reports false for
-// anything else, which ParseFloat then reads.
+// anything else, which search.ParseDecimal then reads or refuses.
 func parseDecimal(b []byte) (float64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {

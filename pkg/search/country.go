@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/biter777/countries"
 )
@@ -14,6 +15,9 @@ import (
 // Republic of" form are also tried by their part before the comma.
 func CountryCode(name string) (string, bool) {
 	name = strings.TrimSpace(name)
+	if !countryText(name) {
+		return "", false
+	}
 	if code, ok := byName(name); ok {
 		return code, true
 	}
@@ -130,4 +134,25 @@ func CountryName(code string) string {
 		name = name[:i]
 	}
 	return name
+}
+
+// countryText reports whether name is written as a country's code or
+// name is: letters, spaces and the punctuation of names ("Côte d'Ivoire",
+// "Korea, Republic of", "Guinea-Bissau"). The country table reads a name
+// past any other character, so that "g\x00b" or "g.b" would be Britain: a
+// code is taken as given.
+func countryText(name string) bool {
+	letters, dots := 0, false
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsMark(r):
+			letters++
+		case r == '.':
+			dots = true
+		case r == ' ' || r == ',' || r == '\'' || r == '’' || r == '-' || r == '(' || r == ')' || r == '&':
+		default:
+			return false
+		}
+	}
+	return !dots || letters > 3 // "U.S. Virgin Islands", but no dotted code
 }

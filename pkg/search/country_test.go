@@ -19,13 +19,14 @@ func TestCountryCode(t *testing.T) {
 		"Iran, Islamic Republic of": "ir", "Russian Federation": "ru",
 		"Venezuela, Bolivarian Republic of": "ve", "Republic of the Congo": "cg",
 		"Taiwan, Province of China": "tw", "Kosovo": "xk", "Chile": "cl",
-		"United Kingdom": "gb", "Côte d’Ivoire": "ci",
+		"United Kingdom": "gb", "Côte d’Ivoire": "ci", "Côte d'Ivoire": "ci",
+		"Guinea-Bissau": "gw", "U.S. Virgin Islands": "vi", " gb ": "gb",
 	} {
 		if got, ok := search.CountryCode(name); !ok || got != want {
 			t.Errorf("CountryCode(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
-	for _, name := range []string{"", "Atlantis", "zz"} {
+	for _, name := range []string{"", "Atlantis", "zz", "g\x00b", "g.b", "g_b", "gb1", "\tgb\x7f"} {
 		if got, ok := search.CountryCode(name); ok {
 			t.Errorf("CountryCode(%q) = %q, want no country", name, got)
 		}

@@ -114,13 +114,41 @@ func parseNumbers(s string, n int) ([4]float64, bool) {
 		return v, false
 	}
 	for i, p := range parts {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		f, ok := ParseDecimal(strings.TrimSpace(p))
+		if !ok {
 			return v, false
 		}
 		v[i] = f
 	}
 	return v, true
+}
+
+// ParseDecimal reads a plain decimal number, as people and files write
+// coordinates: an optional sign, digits, and a point with more digits on
+// either side of it or both ("48.85", "-.5", "2."). Anything else is no
+// number, even what strconv.ParseFloat would read: hexadecimal ("0x1p4"),
+// digits grouped with underscores ("1_0"), exponents, infinities and NaN.
+func ParseDecimal(s string) (float64, bool) {
+	t := s
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		t = t[1:]
+	}
+	digits, point := 0, false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil // out of range: ±Inf and an error
 }
 
 // clip shortens a value quoted in a message.

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -243,8 +242,8 @@ func decodeNumber(params url.Values, name string, lo, hi float64) (v float64, ok
 	if s == "" {
 		return 0, false, nil
 	}
-	v, err = strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
+	v, ok = search.ParseDecimal(s)
+	if !ok || v < lo || v > hi {
 		return 0, false, badRequest(fmt.Sprintf("Invalid %s %q: use a number from %g to %g", name, s, lo, hi))
 	}
 	return v, true, nil

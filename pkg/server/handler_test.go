@@ -208,6 +208,14 @@ func TestSearchRejectsBadInput(t *testing.T) {
 		{"bbox with min over max", "/search?q=ist&bbox=10,0,5,1", `{"message":"Invalid bbox \"10,0,5,1\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
 		{"bbox of 3 numbers", "/search?q=ist&bbox=1,2,3", `{"message":"Invalid bbox \"1,2,3\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
 		{"bbox with NaN", "/search?q=ist&bbox=NaN,0,1,1", `{"message":"Invalid bbox \"NaN,0,1,1\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
+		// Plain decimals only: strconv.ParseFloat would read these as 16,
+		// 10 and 1000, and the country table would read g\x00b as gb.
+		{"hexadecimal latitude", "/search?q=ist&lat=0x1p4&lon=0", `{"message":"Invalid lat \"0x1p4\": use a number from -90 to 90"}`},
+		{"latitude with an underscore", "/search?q=ist&lat=1_0&lon=0", `{"message":"Invalid lat \"1_0\": use a number from -90 to 90"}`},
+		{"longitude with an exponent", "/search?q=ist&lat=0&lon=1e2", `{"message":"Invalid lon \"1e2\": use a number from -180 to 180"}`},
+		{"bbox in hexadecimal", "/search?q=ist&bbox=0x1,0,1,1", `{"message":"Invalid bbox \"0x1,0,1,1\": use minLon,minLat,maxLon,maxLat (longitudes -180 to 180, latitudes -90 to 90, min ≤ max)"}`},
+		{"country code with a NUL", "/search?q=san&country=g%00b", `{"message":"Unknown country \"g\\x00b\": use ISO codes such as cl, or English names"}`},
+		{"dotted country code", "/search?q=san&country=g.b", `{"message":"Unknown country \"g.b\": use ISO codes such as cl, or English names"}`},
 		{"unknown format", "/search?q=ist&format=xml", `{"message":"Invalid format \"xml\": use json or geojson"}`},
 	}
 	for _, tt := range tests {
