@@ -67,7 +67,8 @@ numbers. --strict stops at the first one instead.
 An import that would shrink a dataset sharply is refused and the dataset keeps
 its content: when the new file holds fewer than half the cities of the current
 dataset, or more than 1% of its rows are malformed (a file cut short, a stray
-quote, the wrong file). --allow-shrink says that this is intended.
+quote, the wrong file), the first import of a dataset included, which then
+stays empty. --allow-shrink says that this is intended.
 
 --geonames FILE completes the rows of the okfn or MaxMind file with a GeoNames
 dump (cities500/1000/5000/15000 or allCountries, as .txt, .gz or .zip): okfn

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cityfinder/cityfinder/internal/poll"
 	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -87,7 +89,13 @@ func TestImportReportsMalformedRows(t *testing.T) {
 		"Broken,France\n"+
 		"Lyon,France,Auvergne-Rhone-Alpes,2996944\n")
 	dir := t.TempDir()
-	out, errOut, err := runCLI(t, "import", "--file", csv, "--data-dir", dir)
+	// One row in three is far more than a first import may reject: it is
+	// refused, unless --allow-shrink says that this is the file meant.
+	if _, _, err := runCLI(t, "import", "--file", csv, "--data-dir", t.TempDir()); !errors.Is(err, importer.ErrShrink) ||
+		!strings.Contains(err.Error(), "small stays empty") || !strings.Contains(err.Error(), "--allow-shrink") {
+		t.Errorf("a first import with a third of its rows bad: err = %v, want it refused, naming --allow-shrink", err)
+	}
+	out, errOut, err := runCLI(t, "import", "--file", csv, "--data-dir", dir, "--allow-shrink")
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}

@@ -25,8 +25,9 @@ const (
 
 // ShrinkError is an import refused because it would shrink a dataset
 // sharply: the new content has fewer than MinKept of the current one's
-// cities, or more than MaxRejected of the file's rows were rejected. A
-// dataset with no cities yet is never refused. It matches ErrShrink.
+// cities, or more than MaxRejected of the file's rows were rejected. The
+// second rule holds for a dataset with no cities yet too: its first import
+// is no likelier to be the right file. It matches ErrShrink.
 type ShrinkError struct {
 	Dataset search.Dataset
 	// Current is how many cities the dataset holds, New how many the
@@ -38,7 +39,9 @@ type ShrinkError struct {
 
 // Error reads like "refused to replace the 33886 cities of small with 2:
 // fewer than half, and 1 of the 3 rows were rejected (33.3%, more than 1%);
-// small keeps its 33886 cities".
+// small keeps its 33886 cities"; for a dataset with no cities yet, like
+// "refused to import 2 cities into small: 1 of the 3 rows were rejected
+// (33.3%, more than 1%); small stays empty".
 func (e *ShrinkError) Error() string {
 	var why []string
 	if e.tooFew() {
@@ -47,6 +50,10 @@ func (e *ShrinkError) Error() string {
 	if e.tooManyRejected() {
 		why = append(why, fmt.Sprintf("%d of the %d rows were rejected (%.1f%%, more than %g%%)",
 			e.Rejected, e.Rows, 100*float64(e.Rejected)/float64(e.Rows), 100*MaxRejected))
+	}
+	if e.Current == 0 {
+		return fmt.Sprintf("refused to import %d cities into %s: %s; %s stays empty",
+			e.New, e.Dataset, strings.Join(why, ", and "), e.Dataset)
 	}
 	return fmt.Sprintf("refused to replace the %d cities of %s with %d: %s; %s keeps its %d cities",
 		e.Current, e.Dataset, e.New, strings.Join(why, ", and "), e.Dataset, e.Current)
@@ -65,9 +72,6 @@ func (e *ShrinkError) tooManyRejected() bool {
 // shrink its dataset: prev is the dataset now, next what the load would
 // leave, read what the reader saw.
 func checkShrink(d search.Dataset, prev search.DatasetStats, next search.LoadStats, read ReadStats) error {
-	if prev.Cities == 0 {
-		return nil
-	}
 	e := &ShrinkError{Dataset: d, Current: prev.Cities, New: next.Stored, Rows: read.Rows, Rejected: read.Rejected}
 	if e.tooFew() || e.tooManyRejected() {
 		return e

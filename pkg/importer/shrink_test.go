@@ -114,8 +114,10 @@ func TestImportShrinkRule(t *testing.T) {
 		rows, bad  int
 		wantRefuse bool
 	}{
-		{"first import of a few rows with a bad one", 0, 3, 1, false},
-		{"first import of only bad rows but one", 0, 100, 99, false},
+		// A first import is held to the rejected rows' rule too (issue 22).
+		{"first import of a few rows with a bad one", 0, 3, 1, true},
+		{"first import of only bad rows but one", 0, 100, 99, true},
+		{"first import with 1% of its rows bad", 0, 100, 1, false},
 		{"half the cities", 100, 50, 0, false},
 		{"fewer than half the cities", 100, 49, 0, true},
 		{"a larger file", 100, 1000, 0, false},
@@ -137,7 +139,11 @@ func TestImportShrinkRule(t *testing.T) {
 			if !tt.wantRefuse {
 				return
 			}
-			if st, err := store.Stats(t.Context(), search.Small); err != nil || st.Cities != tt.current {
+			st, err := store.Stats(t.Context(), search.Small)
+			if tt.current == 0 && !errors.Is(err, search.ErrEmptyDataset) {
+				t.Errorf("after the refused first import: %+v, %v; want the dataset still empty", st, err)
+			}
+			if tt.current > 0 && (err != nil || st.Cities != tt.current) {
 				t.Errorf("after the refused import: %+v, %v; want %d cities", st, err, tt.current)
 			}
 			if _, err := importFile(t.Context(), store, path, importer.Request{Dataset: search.Small, AllowShrink: true}); err != nil {
