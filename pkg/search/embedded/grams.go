@@ -163,7 +163,7 @@ func (g *grams) span(p []byte) (from, to, k int) {
 // read its keys.
 func buildGrams(x *index) grams {
 	const n3 = trigramSymbols * trigramSymbols * trigramSymbols
-	g := grams{starts3: gramStarts(x, 3, n3, func(code int, v uint32, starts []uint32) { starts[code] = v })}
+	g := grams{starts3: starts3(x)}
 	g.chunk = make([]uint32, n3)
 	chunks := 0
 	for c := range n3 {
@@ -200,27 +200,23 @@ func buildGrams(x *index) grams {
 	return g
 }
 
-// gramStarts calls set, for every k-byte string t of the slug alphabet in
-// code order (n of them) and then for n itself, with the first key of x
-// whose slug is not less than t, or the key count. With k = 3 it also
-// returns the table set filled, of n+1 entries.
-func gramStarts(x *index, k, n int, set func(code int, v uint32, starts []uint32)) []uint32 {
-	var starts []uint32
-	if k == 3 {
-		starts = make([]uint32, n+1)
-	}
+// starts3 returns, for every 3-byte string t of the slug alphabet in code
+// order, the first key of x whose slug is not less than t, then the key
+// count.
+func starts3(x *index) []uint32 {
+	const n3 = trigramSymbols * trigramSymbols * trigramSymbols
+	starts := make([]uint32, n3+1)
 	next := 0 // the first code whose start is not known yet
 	for i := 0; i < x.n; i++ {
-		// A slug is not less than a k-gram t exactly when its floor, the
-		// greatest k-gram not above it, is not less than t. Floors grow
-		// with the slugs.
-		floor := gramFloor(x.slug(uint32(i)), k)
-		for ; next <= floor; next++ {
-			set(next, uint32(i), starts)
+		// A slug is not less than a 3-byte string t exactly when its
+		// floor, the greatest 3-byte string not above it, is not less
+		// than t. Floors grow with the slugs.
+		for floor := gramFloor(x.slug(uint32(i)), 3); next <= floor; next++ {
+			starts[next] = uint32(i)
 		}
 	}
-	for ; next <= n; next++ {
-		set(next, uint32(x.n), starts)
+	for ; next <= n3; next++ {
+		starts[next] = uint32(x.n)
 	}
 	return starts
 }
