@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -111,7 +112,7 @@ type DownloadOptions struct {
 // suggests importing a local copy instead.
 func Download(ctx context.Context, url, dst string, opts DownloadOptions) error {
 	if err := download(ctx, url, dst, opts); err != nil {
-		return fmt.Errorf("download %s: %w (without network access, fetch the file another way and pass --file PATH instead)", url, err)
+		return fmt.Errorf("download %s: %w (without network access, fetch the file another way and pass --file PATH instead)", redacted(url), err)
 	}
 	return nil
 }
@@ -272,4 +273,14 @@ func (pw *progressWriter) flush() {
 		pw.p.Advance(pw.pending, 0)
 		pw.pending = 0
 	}
+}
+
+// redacted is rawURL as messages show it: a password in it is masked, so
+// that the URL of a copy behind basic authentication never reaches a log.
+func redacted(rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return "the URL given" // unparsable: it may hold anything
+	}
+	return u.Redacted()
 }

@@ -115,14 +115,17 @@ func (s Source) String() string {
 	case s.Name == "-":
 		return "standard input"
 	}
+	if _, ok := s.url(); ok {
+		return redacted(s.Name)
+	}
 	return s.Name
 }
 
 // Stage is a part of an import that moves through bytes (see
 // Request.Progress).
 type Stage struct {
-	// URL is what the stage downloads, "" for the stage that reads the
-	// source.
+	// URL is what the stage downloads, with any password masked (see
+	// url.URL.Redacted), "" for the stage that reads the source.
 	URL string
 	// File is where the download goes, or the source that is read.
 	File string
@@ -330,16 +333,16 @@ func fetch(ctx context.Context, url, file string, req Request, watch bool) error
 	if _, err := os.Stat(file); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("download %s: %w", url, err)
+		return fmt.Errorf("download %s: %w", redacted(url), err)
 	}
 	dir := filepath.Dir(file)
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("download %s: %w", url, err)
+		return fmt.Errorf("download %s: %w", redacted(url), err)
 	}
 	opts := req.Download
 	if watch && req.Progress != nil {
-		opts.Progress = req.Progress(Stage{URL: url, File: file, Size: -1})
+		opts.Progress = req.Progress(Stage{URL: redacted(url), File: file, Size: -1})
 	}
 	err := Download(ctx, url, file, opts)
 	if err != nil && errors.Is(statErr, fs.ErrNotExist) {

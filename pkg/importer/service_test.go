@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -116,5 +117,33 @@ func TestImportSources(t *testing.T) {
 	_, err = (&importer.Importer{Store: newRecordingStore(t)}).Import(t.Context(), importer.Request{Dataset: search.Small, Source: importer.Source{Name: srv.URL + "/x.csv"}})
 	if err == nil || !strings.Contains(err.Error(), "no directory to download into") {
 		t.Errorf("a URL without Download.Dir: err = %v", err)
+	}
+}
+
+// The URL of a copy behind basic authentication carries a password, which
+// neither the download's stage nor its error shows.
+func TestImportNeverShowsADownloadsPassword(t *testing.T) {
+	const password = "S3cr%3Fet"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no such file", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://user:"+password+"@", 1) + "/world-cities.csv"
+	var stages []importer.Stage
+	im := importer.Importer{Store: newRecordingStore(t)}
+	_, err := im.Import(t.Context(), importer.Request{Dataset: search.Small, Source: importer.Source{Name: u},
+		Download: importer.DownloadOptions{Dir: t.TempDir()},
+		Progress: func(s importer.Stage) importer.Progress { stages = append(stages, s); return nil }})
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("err = %v, want the server's 404", err)
+	}
+	shown := fmt.Sprint(err, stages, importer.Source{Name: u})
+	for _, secret := range []string{password, "S3cr?et"} {
+		if strings.Contains(shown, secret) {
+			t.Errorf("the password shows in %q", shown)
+		}
+	}
+	if !strings.Contains(shown, "user:xxxxx@") {
+		t.Errorf("%q does not name the URL, its password masked", shown)
 	}
 }
