@@ -14,6 +14,15 @@
 // Unlike a counter reset every Window, the window slides, so a client never
 // gets 2×Max requests through by straddling a reset.
 //
+// # Searches, not keystrokes
+//
+// With WithSessions the Limiter counts searches instead of requests: the
+// requests of one typing session (a person typing a name letter by letter,
+// each letter a request) count as one search, the first, and the others
+// pass without being recorded, as long as each comes within a short gap of
+// the one before and extends, or deletes back, the same text. A
+// SessionStore decides it; see Sessions for the rule and its caps.
+//
 // # Clients
 //
 // A KeyFunc names the client a request counts against. The default,
@@ -120,4 +129,7 @@ type Decision struct {
 	// window, so that Max requests would be accepted again. After an accepted
 	// request it is the whole Window.
 	Reset time.Duration
+	// Continued reports that the request continued its client's typing
+	// session (see Sessions): it was allowed without being recorded.
+	Continued bool
 }

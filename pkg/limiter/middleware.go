@@ -53,6 +53,12 @@ type Limiter struct {
 	now        func() time.Time
 	failClosed bool
 
+	// With WithSessions: what a request searches for, the rule, and the
+	// store that decides by it.
+	searchOf     SearchFunc
+	sessions     Sessions
+	sessionStore SessionStore
+
 	// The caller's words for the 429 and 503 answers.
 	limitMessage, unavailableMessage string
 
@@ -147,6 +153,16 @@ func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 	for _, opt := range opts {
 		opt(l)
 	}
+	if l.searchOf != nil {
+		if err := l.sessions.Validate(); err != nil {
+			return nil, fmt.Errorf("new limiter: %w", err)
+		}
+		ss, ok := store.(SessionStore)
+		if !ok {
+			return nil, fmt.Errorf("new limiter: %T cannot count typing sessions", store)
+		}
+		l.sessionStore = ss
+	}
 	if !validPolicyName(l.name) {
 		return nil, fmt.Errorf("new limiter: policy name %q: use printable ASCII without quotes or backslashes", l.name)
 	}
@@ -191,7 +207,9 @@ func validPolicyName(name string) bool {
 //	RateLimit: "search";r=2;t=3
 //
 // where r is how many more requests the client could make right now and t
-// how many seconds (rounded up) until one more slot frees. When the store
+// how many seconds (rounded up) until one more slot frees. With
+// WithSessions both count searches: a request that continues a session
+// leaves r as it was. When the store
 // fails, requests go through with RateLimit-Policy but no RateLimit, since
 // nobody knows what remains (a rate limit is not worth an outage), or get
 // 503 with WithFailClosed.
@@ -200,7 +218,13 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		ctx := r.Context()
 		h := w.Header()
 		h[headerPolicy] = l.policyField
-		d, err := l.store.Allow(ctx, l.key(r), l.policy)
+		var d Decision
+		var err error
+		if l.sessionStore != nil {
+			d, err = l.allowSearch(ctx, r)
+		} else {
+			d, err = l.store.Allow(ctx, l.key(r), l.policy)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return // the client left; it is not the store's fault

@@ -173,6 +173,45 @@ func (s *Store) Allow(_ context.Context, key string, p limiter.Policy) (limiter.
 	if err := p.Validate(); err != nil {
 		return limiter.Decision{}, err
 	}
+	return s.decide(key, p, func(w *window, now int64) limiter.Decision { return w.allow(now) }), nil
+}
+
+// AllowSearch implements limiter.SessionStore. It never fails for a valid
+// policy and rule; a new client that finds the store full is rejected as by
+// Allow.
+func (s *Store) AllowSearch(_ context.Context, key string, q limiter.Search, p limiter.Policy, rule limiter.Sessions) (limiter.Decision, error) {
+	if err := p.Validate(); err != nil {
+		return limiter.Decision{}, err
+	}
+	if err := rule.Validate(); err != nil {
+		return limiter.Decision{}, err
+	}
+	gap := int64(rule.Gap)
+	return s.decide(key, p, func(w *window, now int64) limiter.Decision {
+		w.gap = gap
+		if w.session.Continues(q, now, gap, rule) {
+			w.session = w.session.Next(q, now, true, rule)
+			// The texts are kept beyond the request: no copy of them may
+			// pin its URL.
+			w.session.Last = strings.Clone(w.session.Last)
+			d := w.describe(now)
+			d.Allowed, d.Continued = true, true
+			return d
+		}
+		d := w.allow(now)
+		if d.Allowed {
+			w.session = w.session.Next(q, now, false, rule)
+			w.session.Scope = strings.Clone(w.session.Scope)
+			w.session.First = strings.Clone(w.session.First)
+			w.session.Last = w.session.First
+		}
+		return d
+	}), nil
+}
+
+// decide runs decide on the window of client key under p, at the store's
+// current time, making the window when the client is new.
+func (s *Store) decide(key string, p limiter.Policy, decide func(w *window, now int64) limiter.Decision) limiter.Decision {
 	now := s.since()
 	span := int64(p.Window)
 
@@ -186,7 +225,7 @@ func (s *Store) Allow(_ context.Context, key string, p limiter.Policy) (limiter.
 	w := sh.clients[key]
 	if w == nil {
 		if !s.reserve(sh, now) {
-			return limiter.Decision{RetryAfter: p.Window, NextSlot: p.Window}, nil
+			return limiter.Decision{RetryAfter: p.Window, NextSlot: p.Window}
 		}
 		w = &window{times: make([]int64, min(p.Max, initialRing)), max: p.Max}
 		// Clone so that the map does not pin a larger string the key may
@@ -198,10 +237,10 @@ func (s *Store) Allow(_ context.Context, key string, p limiter.Policy) (limiter.
 		w.resize(min(p.Max, max(len(w.times), initialRing)))
 	}
 	w.span = span
-	d := w.allow(now)
+	d := decide(w, now)
 	// A changed window can make a client idle sooner than the shard knew.
 	sh.nextIdle = min(sh.nextIdle, w.idleAt())
-	return d, nil
+	return d
 }
 
 // reserve counts one more client in s, unless that would pass the cap even
@@ -288,6 +327,11 @@ type window struct {
 	head  int     // index of the oldest time
 	n     int     // how many times are kept
 	span  int64   // the window in nanoseconds, as of the last request
+
+	// The client's typing session, when counting searches (AllowSearch),
+	// and the gap that ends it, in nanoseconds.
+	session limiter.Session
+	gap     int64
 }
 
 // initialRing is a new client's ring: a policy with a huge Max (to keep
@@ -302,7 +346,7 @@ func (w *window) at(i int) int64 {
 // allow decides on a request at now, records it if accepted and describes
 // the window as it is afterwards.
 func (w *window) allow(now int64) limiter.Decision {
-	var d limiter.Decision
+	allowed := false
 	if w.n == len(w.times) && w.n < w.max && now-w.times[w.head] < w.span {
 		w.resize(min(w.max, 2*len(w.times))) // full but below Max: grow
 	}
@@ -310,13 +354,21 @@ func (w *window) allow(now int64) limiter.Decision {
 	case w.n < len(w.times):
 		w.times[(w.head+w.n)%len(w.times)] = now
 		w.n++
-		d.Allowed = true
+		allowed = true
 	case now-w.times[w.head] >= w.span:
 		w.times[w.head] = now
 		w.head = (w.head + 1) % len(w.times)
-		d.Allowed = true
+		allowed = true
 	}
+	d := w.describe(now)
+	d.Allowed = allowed
+	return d
+}
 
+// describe returns the window at now as a Decision says it, Allowed left
+// false: what a request at now that is not recorded is told.
+func (w *window) describe(now int64) limiter.Decision {
+	var d limiter.Decision
 	// Each free slot and each kept time that has left the window is one
 	// more request that would pass right now. Times are in order, so the
 	// ones that left are at the front.
@@ -328,8 +380,10 @@ func (w *window) allow(now int64) limiter.Decision {
 	if d.Remaining == 0 {
 		d.RetryAfter = d.NextSlot // the oldest kept time is in the window
 	}
-	if newest := w.at(w.n - 1); now-newest < w.span {
-		d.Reset = time.Duration(newest + w.span - now)
+	if w.n > 0 {
+		if newest := w.at(w.n - 1); now-newest < w.span {
+			d.Reset = time.Duration(newest + w.span - now)
+		}
 	}
 	return d
 }
@@ -344,15 +398,20 @@ func (w *window) resize(size int) {
 	w.times, w.head, w.n = times, 0, keep
 }
 
-// idle reports whether every kept time has left the window at now.
+// idle reports whether every kept time has left the window at now, and
+// the client's session has ended: the client is then as good as new.
 func (w *window) idle(now int64) bool {
-	return w.n == 0 || now-w.at(w.n-1) >= w.span
+	return now >= w.idleAt()
 }
 
 // idleAt returns the time from which w is idle.
 func (w *window) idleAt() int64 {
-	if w.n == 0 {
-		return math.MinInt64
+	at := int64(math.MinInt64)
+	if w.n > 0 {
+		at = addSat(w.at(w.n-1), w.span)
 	}
-	return addSat(w.at(w.n-1), w.span)
+	if w.session.Requests > 0 {
+		at = max(at, addSat(w.session.At, w.gap))
+	}
+	return at
 }

@@ -286,3 +286,16 @@ func TestHugeMaxStaysSmall(t *testing.T) {
 		}
 	}
 }
+
+// The session suite; one in-process store is all its replicas.
+func TestSessions(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T, now func() time.Time, replicas int) []limiter.SessionStore {
+		store := memory.New(memory.WithClock(now))
+		t.Cleanup(func() { _ = store.Close() })
+		stores := make([]limiter.SessionStore, replicas)
+		for i := range stores {
+			stores[i] = store
+		}
+		return stores
+	})
+}

@@ -242,3 +242,16 @@ func TestAllowInvalidPolicyNeedsNoRedis(t *testing.T) {
 		t.Fatalf("error %v, want ErrInvalidPolicy", err)
 	}
 }
+
+// The session suite, on the test's clock; replicas are stores of their
+// own over the same keys, as servers sharing one Redis are.
+func TestSessions(t *testing.T) {
+	storetest.RunSessions(t, func(t *testing.T, now func() time.Time, replicas int) []limiter.SessionStore {
+		first, prefix := mustOpen(t, redis.WithClock(now))
+		stores := []limiter.SessionStore{first}
+		for len(stores) < replicas {
+			stores = append(stores, mustOpenURL(t, redistest.URL(t), redis.WithPrefix(prefix), redis.WithClock(now)))
+		}
+		return stores
+	})
+}
