@@ -64,6 +64,10 @@ type settingValues struct {
 		MaxClients      int           `mapstructure:"max_clients"`
 		RedisURL        string        `mapstructure:"redis_url"`
 		FailClosed      bool          `mapstructure:"fail_closed"`
+		LimitBy         string        `mapstructure:"limit_by"`
+		SessionGap      time.Duration `mapstructure:"session_gap"`
+		SessionRequests int           `mapstructure:"session_requests"`
+		SessionLength   int           `mapstructure:"session_length"`
 	} `mapstructure:"limiter"`
 	Mongo struct {
 		URI            string        `mapstructure:"uri"`
@@ -422,6 +426,7 @@ func (c *config) validate() []error {
 		errs = append(errs, invalidValue(settingMax, c.Limiter.Max, "must be at least 1"))
 	}
 	errs = append(errs, validateLimiterStores(c)...)
+	errs = append(errs, validateSessions(c)...)
 	if _, err := limiter.NewClientIP(nil, c.Limiter.IPv6Prefix); err != nil || c.Limiter.IPv6Prefix == 0 {
 		errs = append(errs, invalidValue(settingIPv6Prefix, c.Limiter.IPv6Prefix, "must be from 1 to 128"))
 	}

@@ -183,8 +183,8 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 		}
 		store = rs
 	}
-	lim, err := limiter.New(store, policy, limiter.WithKeyFunc(clientIP.Key), limiter.WithLogger(log), limiter.WithFailClosed(c.FailClosed),
-		limiter.WithLimitMessage(server.LimitMessage(policy.Max, policy.Window)), limiter.WithUnavailableMessage(server.UnavailableMessage))
+	lim, err := limiter.New(store, policy, append(countOptions(a.cfg), limiter.WithKeyFunc(clientIP.Key), limiter.WithLogger(log), limiter.WithFailClosed(c.FailClosed),
+		limiter.WithLimitMessage(server.LimitMessage(policy.Max, policy.Window)), limiter.WithUnavailableMessage(server.UnavailableMessage))...)
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -239,6 +239,20 @@ var (
 		def: false, commands: cmdServe, doc: "answer 503 while the rate limit store is unreachable, instead of serving unlimited",
 		note: "With a cluster, that holds for the clients whose keys live on the nodes that are down; the others keep their " +
 			"limits. /readyz requires Redis (every master of a cluster) only when this is true."}
+	settingLimitBy = &setting{key: "limiter.limit_by", flag: "limit-by", env: "CITYFINDER_LIMIT_BY", kind: textKind, def: limitBySession,
+		commands: cmdServe, doc: "what the rate limit counts: session (a search typed letter by letter counts once) or request (every request)",
+		form: "session or request",
+		note: "With session, a request whose text extends (or deletes back) the client's last text on the same dataset within " +
+			"limiter.session_gap continues its search and does not count; a repeat, another word or another dataset is a new search. " +
+			"All replicas must count alike. See docs/rate-limit.md."}
+	settingSessionGap = &setting{key: "limiter.session_gap", flag: "session-gap", env: "CITYFINDER_SESSION_GAP", kind: durationKind,
+		def: limiter.DefaultSessionGap, commands: cmdServe, doc: "with --limit-by session, the pause that ends a search"}
+	settingSessionRequests = &setting{key: "limiter.session_requests", flag: "session-requests", env: "CITYFINDER_SESSION_REQUESTS", kind: intKind,
+		def: limiter.DefaultSessionRequests, commands: cmdServe, doc: "with --limit-by session, the most requests one search takes before the next counts again",
+		form: "a whole number, at least 1"}
+	settingSessionLength = &setting{key: "limiter.session_length", flag: "session-length", env: "CITYFINDER_SESSION_LENGTH", kind: intKind,
+		def: limiter.DefaultSessionLength, commands: cmdServe, doc: "with --limit-by session, the longest text (in folded bytes) a search may grow to; every longer one counts",
+		form: "a whole number, at least 1"}
 
 	settingMongoURI = &setting{key: "mongo.uri", flag: "mongo-uri", env: "CITYFINDER_MONGO_URI", kind: textKind, def: "", commands: everyCommand,
 		doc:  "mongodb://… or mongodb+srv://… URI of a MongoDB to keep the datasets in, instead of --data-dir",
@@ -280,6 +294,7 @@ var settings = []*setting{
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,
 	settingWindow, settingMax, settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
+	settingLimitBy, settingSessionGap, settingSessionRequests, settingSessionLength,
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
 	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout,
 }

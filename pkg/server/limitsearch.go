@@ -1,0 +1,35 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cityfinder/cityfinder/pkg/limiter"
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// LimitedSearch is the limiter.SearchFunc of /search: it tells the rate
+// limiter what a request searches for, so that the requests of one typing
+// session count as one search (see limiter.Sessions). The scope is the
+// dataset ("" is small), the text q folded as the search folds it
+// (search.Slug), with a '-' after it when q ends in a space, so that "rio",
+// "rio " and "rio d" each extend the one before; a q too long to be a query
+// is kept as it is, to be counted, since no session takes it.
+func LimitedSearch(r *http.Request) limiter.Search {
+	p := params(r)
+	s := limiter.Search{Scope: p.Get("dataset"), Text: p.Get("q")}
+	if s.Scope == "" {
+		s.Scope = string(search.Small)
+	}
+	if utf8.RuneCountInString(s.Text) > search.MaxQueryRunes {
+		return s
+	}
+	folded := search.Slug(s.Text)
+	if folded != "" && strings.TrimRightFunc(s.Text, unicode.IsSpace) != s.Text {
+		folded += "-"
+	}
+	s.Text = folded
+	return s
+}
