@@ -79,7 +79,7 @@ func TestServeOperations(t *testing.T) {
 		}
 		for k, v := range map[string]string{
 			"Access-Control-Allow-Origin":   "*",
-			"Access-Control-Expose-Headers": "RateLimit, RateLimit-Policy, Retry-After, X-Request-Id",
+			"Access-Control-Expose-Headers": "RateLimit, RateLimit-Policy, Retry-After, Search-Complete, X-Request-Id",
 			"Cache-Control":                 "public, max-age=60",
 			"X-Request-Id":                  "trace-1",
 			"RateLimit-Policy":              `"search";q=5;w=3`,

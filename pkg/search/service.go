@@ -69,6 +69,14 @@ type Result struct {
 	Qualifier string
 	// Hits are the cities found, best first; never nil.
 	Hits []Hit
+	// Complete reports that Hits hold every city whose names match the
+	// whole query as a prefix or at a word start, for this dataset and
+	// these filters: fewer than the limit were found, the query was read as
+	// it is (no Qualifier, no shorter Prefix, no transliteration), so a
+	// client may filter the answer itself while the query's last word
+	// grows. Typo matches (Hit.Edits > 0) that fill the answer are not part
+	// of it.
+	Complete bool
 }
 
 // Hit is one city of a Result, with what the query matched in it.
@@ -151,6 +159,15 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	f := newFinder(s.store)
 	defer f.release()
 	f.ended, f.text = endsInSpace(req.Text), req.Text
+	res, err := s.findAll(ctx, f, q, req)
+	// An answer to fewer words than asked (see orCityPart) holds the
+	// matches of those words only.
+	res.Complete = res.Complete && res.Prefix == Unmarked(q.Prefix)
+	return res, err
+}
+
+// findAll answers q, in its own script and, failing that, transliterated.
+func (s *Service) findAll(ctx context.Context, f *finder, q Query, req Request) (Result, error) {
 	if q.Prefix[0] == ScriptMark {
 		res, err := s.find(ctx, f, q, req, false, false)
 		if err != nil || len(res.Hits) > 0 {
@@ -160,11 +177,16 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 		// No name in the query's script: its transliteration may be a
 		// name in Latin letters ("москва" is Moskva), when it is as long
 		// as a query in Latin letters must be, but its words are syllables
-		// of one name ("東京" is dong-jing), not a city and more.
+		// of one name ("東京" is dong-jing), not a city and more. Neither
+		// answer is complete: a longer text may transliterate to a name,
+		// and need not transliterate to a longer text.
 		if q.Prefix = q.Prefix[1:]; letters(q.Prefix) < MinQueryLetters {
+			res.Complete = false
 			return res, nil
 		}
-		return s.find(ctx, f, q, req, true, false)
+		res, err = s.find(ctx, f, q, req, true, false)
+		res.Complete = false
+		return res, err
 	}
 	return s.find(ctx, f, q, req, true, true)
 }
@@ -174,10 +196,13 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 // nothing and cityPart is set, the answer to its words but the last.
 func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qualified, cityPart bool) (Result, error) {
 	b := bias{near: req.Near, scale: req.BiasScale}
+	f.clipped = false
 	found, err := f.ranked(ctx, q, b)
 	res := Result{Dataset: q.Dataset, Prefix: Unmarked(q.Prefix)}
+	res.Complete = !f.clipped && len(found) < q.Limit
 	if err == nil && len(found) == 0 && qualified {
 		found, res.Qualifier, err = f.qualified(ctx, q, b)
+		res.Complete = res.Complete && res.Qualifier == ""
 	}
 	if err != nil {
 		return Result{}, err
@@ -286,6 +311,10 @@ type finder struct {
 	found []Found
 	ended bool   // the query ends in a space (see compareRanked)
 	text  string // the text typed that the query being answered stands for (see typoBudget)
+
+	// clipped is set when a store answered as many prefix matches as it
+	// was asked for, so that it may have more (see Result.Complete).
+	clipped bool
 }
 
 var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
@@ -484,6 +513,7 @@ func (f *finder) prefixMatches(ctx context.Context, q Query) ([]variantFound, er
 	for fetch := candidates(q.Limit); ; fetch = min(MaxLimit, 4*fetch) {
 		kept, full, err := f.fetch(ctx, q, fetch)
 		if err != nil || len(kept) == q.Limit || !full || fetch == MaxLimit {
+			f.clipped = f.clipped || full
 			return kept, err
 		}
 	}

@@ -15,7 +15,7 @@ const searchMethods = "GET, HEAD, OPTIONS"
 var (
 	noStore       = []string{"no-store"}
 	anyOrigin     = []string{"*"}
-	exposeHeaders = []string{"RateLimit, RateLimit-Policy, Retry-After, X-Request-Id"}
+	exposeHeaders = []string{"RateLimit, RateLimit-Policy, Retry-After, Search-Complete, X-Request-Id"}
 	allowMethods  = []string{searchMethods}
 	allowHeaders  = []string{headerRequestID}
 	// preflightMaxAge is how long a browser may reuse a preflight: two
@@ -27,7 +27,7 @@ var (
 // answers: "*" allows any origin; otherwise only the origins listed
 // ("https://example.com", scheme, host and port as a browser sends Origin)
 // are named in Access-Control-Allow-Origin, with Vary: Origin. Answers also
-// expose RateLimit, RateLimit-Policy, Retry-After and X-Request-Id to the
+// expose RateLimit, RateLimit-Policy, Retry-After, Search-Complete and X-Request-Id to the
 // script, and OPTIONS /search answers preflights (without counting against
 // the rate limit). Without origins /search sends no CORS headers, and
 // browsers let only pages of its own origin read it.

@@ -11,7 +11,7 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
-const wantExpose = "RateLimit, RateLimit-Policy, Retry-After, X-Request-Id"
+const wantExpose = "RateLimit, RateLimit-Policy, Retry-After, Search-Complete, X-Request-Id"
 
 func TestSearchCORS(t *testing.T) {
 	tests := []struct {

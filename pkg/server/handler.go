@@ -132,6 +132,7 @@ func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.ops.searchSucceeded(w.Header())
+	setSearchComplete(w.Header(), res.Complete)
 	if asGeoJSON {
 		h.writeJSON(w, http.StatusOK, geoJSON(res.Hits))
 		return

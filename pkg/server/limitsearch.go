@@ -33,3 +33,22 @@ func LimitedSearch(r *http.Request) limiter.Search {
 	s.Text = folded
 	return s
 }
+
+// The Search-Complete field of a successful /search answer, an RFC 8941
+// boolean: ?1 when the answer holds every city whose names match the
+// query as a prefix or at a word start, for its dataset and filters
+// (search.Result.Complete), so that a client may filter it itself while
+// the last word grows instead of asking again; ?0 otherwise.
+var (
+	searchComplete   = []string{"?1"}
+	searchIncomplete = []string{"?0"}
+)
+
+// setSearchComplete sets the Search-Complete field (see searchComplete).
+func setSearchComplete(h http.Header, complete bool) {
+	if complete {
+		h["Search-Complete"] = searchComplete
+		return
+	}
+	h["Search-Complete"] = searchIncomplete
+}

@@ -89,7 +89,13 @@ type response struct {
 // search asks r for "par" on behalf of client.
 func (r *replica) search(tb testing.TB, client string) response {
 	tb.Helper()
-	req, err := http.NewRequestWithContext(tb.Context(), http.MethodGet, r.url+"/search?q=par", nil)
+	return r.get(tb, client, "/search?q=par")
+}
+
+// get asks r for target on behalf of client.
+func (r *replica) get(tb testing.TB, client, target string) response {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(tb.Context(), http.MethodGet, r.url+target, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
