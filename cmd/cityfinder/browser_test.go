@@ -258,6 +258,43 @@ func TestBrowserDemoPage(t *testing.T) {
 			}
 			t.Logf("%d letters typed 260 ms apart took %d searches", len(text), len(p.log.since(sent)))
 		}},
+		{"typing a whole city stops asking once an answer is complete", func(t *testing.T) {
+			sent := p.log.len()
+			text := "Rio de Janeiro"
+			p.typeText(t, text, 260*time.Millisecond) // slower than the debounce: every letter wants a search
+			p.waitOption(t, "Rio de Janeiro")
+			p.waitStatus(t, "matching '"+text+"'")
+			p.assertNo429(t)
+			reqs := p.log.since(sent)
+			// After a complete answer for a text, the page filters it for
+			// longer texts of the same word and asks nothing for them.
+			before, after, completeAt := 0, 0, ""
+			var asked []string
+			for _, r := range reqs {
+				u, err := url.Parse(r.url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q := strings.ToLower(u.Query().Get("q"))
+				asked = append(asked, fmt.Sprintf("%q %s", q, r.complete))
+				if completeAt != "" {
+					after++
+					if strings.HasPrefix(q, completeAt) && !strings.Contains(q[len(completeAt):], " ") {
+						t.Errorf("the page asked for %q after the answer for %q was complete", q, completeAt)
+					}
+				} else {
+					before++
+				}
+				if r.complete == "?1" && completeAt == "" {
+					completeAt = q
+				}
+			}
+			if completeAt == "" {
+				t.Fatalf("no answer was complete: %v", reqs)
+			}
+			t.Logf("%d letters of %q typed 260 ms apart took %d searches: %d up to the first complete answer (for %q), %d after it: %s",
+				len(text), text, len(reqs), before, completeAt, after, strings.Join(asked, ", "))
+		}},
 		{"no match says so", func(t *testing.T) {
 			p.typeText(t, "qqqzx", 0)
 			p.waitStatus(t, "No cities matching 'qqqzx'")
@@ -901,10 +938,11 @@ type networkLog struct {
 }
 
 type searchRequest struct {
-	id     network.RequestID
-	url    string
-	at     time.Duration // browser's monotonic clock
-	status int64         // 0 until the answer comes
+	id       network.RequestID
+	url      string
+	at       time.Duration // browser's monotonic clock
+	status   int64         // 0 until the answer comes
+	complete string        // the answer's Search-Complete field
 }
 
 func (r searchRequest) String() string { return fmt.Sprintf("%s → %d", r.url, r.status) }
@@ -931,6 +969,11 @@ func (l *networkLog) record(ev any) {
 		for i := range l.searches {
 			if l.searches[i].id == ev.RequestID {
 				l.searches[i].status = ev.Response.Status
+				for k, v := range ev.Response.Headers {
+					if strings.EqualFold(k, "Search-Complete") {
+						l.searches[i].complete = fmt.Sprint(v)
+					}
+				}
 			}
 		}
 		if path, ok := l.paths[ev.RequestID]; ok {

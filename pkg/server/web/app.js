@@ -3,7 +3,9 @@
 // rate limit, which it learns from GET /config or, failing that, from the
 // RateLimit-Policy header of the answers. /config also says which datasets
 // can be searched; the page reads it again when a search says a dataset is
-// not available.
+// not available. An answer with Search-Complete: ?1 holds every city that
+// its text matches: the page filters it for longer texts of the same word
+// instead of asking again.
 "use strict";
 
 (() => {
@@ -18,6 +20,8 @@
   const DEFAULT_RTT_MS = 1000;
   // Answers kept, so that deleting a letter costs no request.
   const CACHE_SIZE = 100;
+  // Complete answers (Search-Complete: ?1) kept to filter longer texts from.
+  const COMPLETE_SIZE = 20;
   // Below these, "Searching…" and pacing notes would only flicker.
   const BUSY_NOTE_MS = 300;
   // The open list ends this far above the bottom of what the screen shows,
@@ -122,6 +126,7 @@
   const config = { minLetters: 3, loaded: false };
   const pacer = new Pacer();
   const cache = new Map(); // "dataset\ntext" → cities, oldest first
+  const completes = []; // {key, folded, cities}: answers that hold every match, newest last
 
   const state = {
     seq: 0, // the latest query asked for
@@ -449,7 +454,7 @@
     }
     const seq = ++state.seq;
     const want = { text, dataset: dataset(), near: state.near, seq };
-    const cached = cache.get(cacheKey(want));
+    const cached = cache.get(cacheKey(want)) || fromComplete(want);
     if (cached) {
       state.want = null;
       state.shown = seq;
@@ -463,6 +468,96 @@
   function cacheKey(want) {
     const near = want.near ? `${want.near.lat},${want.near.lon}` : "";
     return `${want.dataset}\n${near}\n${want.text}`;
+  }
+
+  // --- complete answers -------------------------------------------------------
+
+  // Short and long forms of the words that names abbreviate, as the server
+  // reads them ("st l" also finds Saint Louis).
+  const ABBREVIATIONS = [["st", "saint"], ["ste", "sainte"], ["mt", "mount"], ["ft", "fort"]];
+
+  // fold writes text as the server compares it, for Latin letters:
+  // accents dropped, lower case, apostrophes dropped, every other run of
+  // characters but ASCII letters and digits a single "-". Other scripts
+  // fold to nothing here; a name in one is then not kept by a filter, and
+  // a filter that keeps nothing asks the server.
+  const SPECIAL = { ß: "ss", æ: "ae", œ: "oe", ø: "o", ł: "l", đ: "d", ð: "d", þ: "th", ı: "i", ħ: "h" };
+  function fold(text) {
+    return text
+      .normalize("NFKD")
+      .replace(/\p{M}/gu, "")
+      .toLowerCase()
+      .replace(/[ßæœøłđðþıħ]/g, (c) => SPECIAL[c])
+      .replace(/['’ʼʻ`]/g, "")
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "");
+  }
+
+  // variants are the spellings of a folded text the server also looks for,
+  // as search.Variants makes them: a short form written out anywhere, a
+  // long form abbreviated when another word follows it.
+  function variants(folded) {
+    const out = [folded];
+    const words = folded.split("-");
+    words.forEach((w, i) => {
+      for (const [short, long] of ABBREVIATIONS) {
+        let other = null;
+        if (w === short) other = long;
+        else if (w === long && i < words.length - 1) other = short;
+        if (other === null) continue;
+        for (const v of out.slice()) {
+          if (out.length === 4) return;
+          const vw = v.split("-");
+          vw[i] = other;
+          out.push(vw.join("-"));
+        }
+      }
+    });
+    return out;
+  }
+
+  // narrowed returns city as the answer to folded would list it, with its
+  // match span grown over the letters typed since, or null when the name it
+  // matched does not match folded: typo matches never do.
+  function narrowed(city, folded) {
+    if (city.edits > 0) return null;
+    const alt = matchedName(city);
+    const name = alt ? alt.name : city.name;
+    const span = alt || city.match;
+    if (!span) return null;
+    const chars = Array.from(name);
+    const tail = fold(chars.slice(span.start).join(""));
+    const v = variants(folded).find((v) => tail.startsWith(v));
+    if (v === undefined) return null;
+    let end = span.start;
+    while (end < chars.length && fold(chars.slice(span.start, end).join("")).length < v.length) end++;
+    const grown = { ...span, end };
+    return alt ? { ...city, matched: grown } : { ...city, match: grown };
+  }
+
+  // fromComplete answers want from a complete answer to a shorter text of
+  // the same last word, when one is kept and keeps some city; null means
+  // the server must be asked.
+  function fromComplete(want) {
+    if (/\s$/.test(want.text)) return null; // a word ends: the server reads what comes
+    const key = cacheKey({ ...want, text: "" });
+    const folded = fold(want.text);
+    for (let i = completes.length - 1; i >= 0; i--) {
+      const c = completes[i];
+      if (c.key !== key || !folded.startsWith(c.folded) || folded === c.folded) continue;
+      if (folded.slice(c.folded.length).includes("-")) continue; // another word
+      const kept = c.cities.map((city) => narrowed(city, folded)).filter(Boolean);
+      return kept.length > 0 ? kept : null;
+    }
+    return null;
+  }
+
+  // rememberComplete keeps an answer that holds every match of its text.
+  function rememberComplete(want, cities) {
+    const folded = fold(want.text);
+    if (!folded || /\s$/.test(want.text)) return;
+    completes.push({ key: cacheKey({ ...want, text: "" }), folded, cities });
+    if (completes.length > COMPLETE_SIZE) completes.shift();
   }
 
   function remember(want, cities) {
@@ -529,6 +624,7 @@
     pacer.learn(resp.headers.get("RateLimit-Policy"));
     if (resp.ok && Array.isArray(body)) {
       remember(want, body);
+      if (resp.headers.get("Search-Complete") === "?1") rememberComplete(want, body);
       answer(want, () => showResults(want.text, body));
       return;
     }
