@@ -255,3 +255,30 @@ func TestSessions(t *testing.T) {
 		return stores
 	})
 }
+
+// A client's hash of searches expires when it is as good as new: its
+// window empty and its search's gap passed, whichever comes later, on
+// Redis's own clock.
+func TestSessionKeyExpires(t *testing.T) {
+	store, prefix := mustOpen(t)
+	client := mustClient(t)
+	q := limiter.Search{Scope: "small", Text: "par"}
+	for _, tc := range []struct {
+		p    limiter.Policy
+		rule limiter.Sessions
+		want time.Duration // the longer of window and gap
+	}{
+		{limiter.Policy{Max: 5, Window: time.Hour}, limiter.Sessions{Gap: time.Minute, MaxRequests: 3, MaxLength: 10}, time.Hour},
+		{limiter.Policy{Max: 5, Window: time.Minute}, limiter.Sessions{Gap: time.Hour, MaxRequests: 3, MaxLength: 10}, time.Hour},
+	} {
+		storetest.MustAllowSearch(t, store, "client", q, tc.p, tc.rule)
+		ttl, err := client.PTTL(t.Context(), prefix+"search:client").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= tc.want-time.Minute || ttl > tc.want {
+			t.Fatalf("under %+v and %+v: PTTL = %s, want about %s", tc.p, tc.rule, ttl, tc.want)
+		}
+		q.Text += "i"
+	}
+}
