@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -162,6 +163,41 @@ func TestRedisURLPasswordsAreNeverPrinted(t *testing.T) {
 					assertNoSecret(tc.name+": the readiness check's error", err.Error())
 				}
 				assertNoSecret(tc.name+": the log", logs.String())
+			}
+		})
+	}
+}
+
+// --limit-by: serve's limiter counts a name typed letter by letter as one
+// search, in process and in Redis, unless told to count requests, as it
+// did before.
+func TestLimitBy(t *testing.T) {
+	redisURL := redistest.Start(t).URL()
+	for i, tt := range []struct {
+		args  []string
+		codes string
+	}{
+		{nil, "[200 200 200 200 200 200 200 200 200 200 200 200 200 200]"},
+		{[]string{"--redis-url", redisURL}, "[200 200 200 200 200 200 200 200 200 200 200 200 200 200]"},
+		{[]string{"--limit-by", "request"}, "[200 200 200 200 200 429 429 429 429 429 429 429 429 429]"},
+		{[]string{"--limit-by", "request", "--redis-url", redisURL}, "[200 200 200 200 200 429 429 429 429 429 429 429 429 429]"},
+		{[]string{"--session-requests", "4"}, "[200 200 200 200 200 200 200 200 200 200 200 200 200 200]"},
+		{[]string{"--session-requests", "2"}, "[200 200 200 200 200 200 200 200 200 200 429 429 429 429]"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			lim, _ := startLimiter(t, &syncbuf.Buffer{}, append([]string{"--window", "1m"}, tt.args...)...)
+			h := lim.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			var codes []int
+			name := "rio de janeiro"
+			for n := 1; n <= len(name); n++ {
+				r := httptest.NewRequest(http.MethodGet, "/search?q="+url.QueryEscape(name[:n]), nil)
+				r.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i+1) // a client of its own in the shared Redis
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				codes = append(codes, w.Code)
+			}
+			if got := fmt.Sprint(codes); got != tt.codes {
+				t.Errorf("typing %q: %s, want %s", name, got, tt.codes)
 			}
 		})
 	}
