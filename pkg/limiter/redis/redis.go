@@ -194,13 +194,7 @@ func (s *Store) Allow(ctx context.Context, key string, p limiter.Policy) (limite
 	if len(res) != 5 {
 		return limiter.Decision{}, fmt.Errorf("redis rate limit: script answered %d values, want 5", len(res))
 	}
-	return limiter.Decision{
-		Allowed:    res[0] == 1,
-		Remaining:  int(res[1]),
-		RetryAfter: time.Duration(res[2]) * s.unit,
-		NextSlot:   time.Duration(res[3]) * s.unit,
-		Reset:      time.Duration(res[4]) * s.unit,
-	}, nil
+	return s.decision(res), nil
 }
 
 // Ping implements limiter.Pinger: it checks that Redis answers. On a

@@ -51,14 +51,21 @@ func (s *Store) AllowSearch(ctx context.Context, key string, q limiter.Search, p
 	if len(res) != 6 {
 		return limiter.Decision{}, fmt.Errorf("redis rate limit: session script answered %d values, want 6", len(res))
 	}
+	d := s.decision(res)
+	d.Continued = res[5] == 1
+	return d, nil
+}
+
+// decision reads the first five values a script answers, {allowed (1 or
+// 0), remaining, retry_after, next_slot, reset} in the store's time units.
+func (s *Store) decision(res []int64) limiter.Decision {
 	return limiter.Decision{
 		Allowed:    res[0] == 1,
 		Remaining:  int(res[1]),
 		RetryAfter: time.Duration(res[2]) * s.unit,
 		NextSlot:   time.Duration(res[3]) * s.unit,
 		Reset:      time.Duration(res[4]) * s.unit,
-		Continued:  res[5] == 1,
-	}, nil
+	}
 }
 
 // units returns d in the store's time units, rounded up: a window or a gap
