@@ -165,3 +165,29 @@ func TestSessionsNeedASessionStore(t *testing.T) {
 
 // requestsOnly hides every method of its store but Allow.
 type requestsOnly struct{ limiter.Store }
+
+// BenchmarkTypingSession is the middleware counting searches, a client
+// typing "rio de janeiro" over and over: a request a letter, one in 14 a new
+// search (the name starts again, and "r" does not extend "rio de janeiro").
+func BenchmarkTypingSession(b *testing.B) {
+	l, err := limiter.New(memory.New(), limiter.Policy{Max: 1 << 20, Window: time.Hour},
+		limiter.WithSessions(server.LimitedSearch, limiter.DefaultSessions()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := l.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	name := "rio de janeiro"
+	var requests []*http.Request
+	for i := 1; i <= len(name); i++ {
+		r := httptest.NewRequest(http.MethodGet, "/search?q="+url.QueryEscape(name[:i]), nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		requests = append(requests, r)
+	}
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r := requests[i%len(requests)]
+		r.Form = nil // parsed again, as each real request is
+		h.ServeHTTP(w, r)
+	}
+}
