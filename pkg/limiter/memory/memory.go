@@ -11,6 +11,15 @@
 // of clients took is given back even when no request comes after it. Close
 // stops that goroutine.
 //
+// # Searches
+//
+// AllowSearch (limiter.SessionStore) keeps a client's current typing session
+// beside its window: its texts, at most the rule's MaxLength bytes each, so
+// that a client costs the same bounded memory whatever it sends. A client is
+// idle, and forgotten, once its window is empty and its session's gap has
+// passed, so that a sweep never turns the next letter of a search into a
+// new one.
+//
 // # A flood of clients
 //
 // Sweeping bounds memory by the number of clients seen in one window, which

@@ -299,3 +299,28 @@ func TestSessions(t *testing.T) {
 		return stores
 	})
 }
+
+// A client counting searches is forgotten only when it is as good as new:
+// its window empty and its search's gap over. Forgotten earlier, its next
+// keystroke would count as a new search.
+func TestSweepKeepsAClientWithinItsGap(t *testing.T) {
+	clock := storetest.NewClock(storetest.Start)
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepEvery(0))
+	t.Cleanup(func() { _ = store.Close() })
+	p := limiter.Policy{Max: 5, Window: time.Second}
+	rule := limiter.Sessions{Gap: 2 * time.Second, MaxRequests: 10, MaxLength: 10}
+	storetest.MustAllowSearch(t, store, "client", limiter.Search{Scope: "small", Text: "par"}, p, rule)
+	clock.Advance(1500 * time.Millisecond) // the window is empty, the search goes on
+	store.Sweep()
+	if store.Len() != 1 {
+		t.Fatalf("swept within the gap: %d clients held", store.Len())
+	}
+	if d := storetest.MustAllowSearch(t, store, "client", limiter.Search{Scope: "small", Text: "pari"}, p, rule); !d.Continued {
+		t.Fatalf("after the sweep, the next letter is a new search: %+v", d)
+	}
+	clock.Advance(2 * time.Second)
+	store.Sweep()
+	if store.Len() != 0 {
+		t.Fatalf("idle for the gap and the window: %d clients held", store.Len())
+	}
+}
