@@ -25,6 +25,17 @@ func TestCluster(t *testing.T) {
 		})
 	})
 
+	t.Run("Sessions", func(t *testing.T) {
+		storetest.RunSessions(t, func(t *testing.T, now func() time.Time, replicas int) []limiter.SessionStore {
+			prefix := redistest.KeyPrefix(t)
+			var stores []limiter.SessionStore
+			for range replicas {
+				stores = append(stores, mustOpenURL(t, cluster.URL(), redis.WithPrefix(prefix), redis.WithClock(now)))
+			}
+			return stores
+		})
+	})
+
 	t.Run("ClientsSpreadOverEveryNode", func(t *testing.T) {
 		prefix := redistest.KeyPrefix(t)
 		// One seed node is enough: the client learns the others.
