@@ -55,8 +55,10 @@ func runServe(ctx context.Context, a *app) error {
 		return err
 	}
 	defer store.Close()
+	brs := make(breakers)
+	store = guardStore(a, brs, store)
 	policy := limiter.Policy{Max: a.cfg.Limiter.Max, Window: a.cfg.Limiter.Window}
-	lim, limStore, err := newLimiter(ctx, a, policy)
+	lim, limStore, err := newLimiter(ctx, a, policy, brs)
 	if err != nil {
 		return err
 	}
@@ -64,7 +66,7 @@ func runServe(ctx context.Context, a *app) error {
 	svc := search.NewService(store)
 	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
-	opts = append(opts, opsOptions(a, svc, lim, limStore)...)
+	opts = append(opts, opsOptions(a, svc, lim, limStore, brs)...)
 	c := a.cfg.Server
 	cut, stopSignals := watchSignals(ctx, a, svc, store)
 	defer stopSignals()
@@ -152,8 +154,9 @@ func countDatasets(ctx context.Context, a *app, svc *search.Service) map[search.
 }
 
 // newLimiter builds the rate limiter from the configuration: in process, or
-// in Redis with --redis-url. Close the store it returns when done.
-func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Limiter, limiterStore, error) {
+// in Redis with --redis-url, behind a circuit breaker added to brs. Close
+// the store it returns when done.
+func newLimiter(ctx context.Context, a *app, policy limiter.Policy, brs breakers) (*limiter.Limiter, limiterStore, error) {
 	c := a.cfg.Limiter
 	trusted, err := limiter.ParsePrefixes(c.TrustedProxies)
 	if err != nil {
@@ -172,7 +175,7 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 	}
 	var store limiterStore = memory.New(memory.WithMaxClients(c.MaxClients))
 	if c.RedisURL != "" {
-		rs, err := redis.Open(c.RedisURL, redis.WithLogger(log))
+		rs, err := redis.Open(c.RedisURL, redis.WithLogger(log), redis.WithBreaker(brs.add(a, breakerRedis)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -194,8 +197,9 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 
 // opsOptions are the server's operational options: the readiness checks of
 // /readyz (each dataset, required or not by --ready-datasets, and the
-// limiter's Redis), the metrics of /metrics, and CORS and caching of /search.
-func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store) []server.Option {
+// limiter's Redis), the metrics of /metrics (the circuit breakers' too), and
+// CORS and caching of /search.
+func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store, brs breakers) []server.Option {
 	c := a.cfg.Server
 	required := make(map[string]bool)
 	for _, d := range c.ReadyDatasets {
@@ -213,7 +217,7 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc))
+		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc), server.BreakerMetrics(brs))
 	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
 		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
 }
