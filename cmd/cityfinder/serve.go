@@ -50,6 +50,12 @@ func runServe(ctx context.Context, a *app) error {
 	}
 	// Every record logged with a request's context (the limiter's too) names the request.
 	a.logger = slog.New(server.LogRequestIDs(a.logger.Handler()))
+	// As query does: a directory that does not exist is a mistyped
+	// --data-dir far more often than a store yet to be imported into, which
+	// would answer 503 to every search.
+	if err := checkDataDir(a); err != nil {
+		return err
+	}
 	store, err := openStore(a, true)
 	if err != nil {
 		return err
