@@ -61,10 +61,10 @@ func runServe(ctx context.Context, a *app) error {
 		return err
 	}
 	defer store.Close()
-	brs := make(breakers)
-	store = guardStore(a, brs, store)
+	watch := newWatched(store)
+	store = guardStore(a, watch.breakers, store)
 	policy := limiter.Policy{Max: a.cfg.Limiter.Max, Window: a.cfg.Limiter.Window}
-	lim, limStore, err := newLimiter(ctx, a, policy, brs)
+	lim, limStore, err := newLimiter(ctx, a, policy, watch.breakers)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func runServe(ctx context.Context, a *app) error {
 	svc := search.NewService(store)
 	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
-	opts = append(opts, opsOptions(a, svc, lim, limStore, brs)...)
+	opts = append(opts, opsOptions(a, svc, lim, limStore, watch)...)
 	c := a.cfg.Server
 	cut, stopSignals := watchSignals(ctx, a, svc, store)
 	defer stopSignals()
@@ -203,9 +203,10 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy, brs breakers
 
 // opsOptions are the server's operational options: the readiness checks of
 // /readyz (each dataset, required or not by --ready-datasets, and the
-// limiter's Redis), the metrics of /metrics (the circuit breakers' too), and
-// CORS and caching of /search.
-func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store, brs breakers) []server.Option {
+// limiter's Redis; the datasets' files, see watched), the metrics of
+// /metrics (the circuit breakers' and files' too), and CORS and caching of
+// /search.
+func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store, watch watched) []server.Option {
 	c := a.cfg.Server
 	required := make(map[string]bool)
 	for _, d := range c.ReadyDatasets {
@@ -213,7 +214,7 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 	}
 	var checks []server.Check
 	for _, d := range search.Datasets {
-		check := server.DatasetCheck(svc, d)
+		check := watch.datasetCheck(svc, d)
 		check.Optional = !required[string(d)]
 		checks = append(checks, check)
 	}
@@ -223,7 +224,8 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc), server.BreakerMetrics(brs))
+		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc))
+	reg.MustRegister(watch.collectors()...)
 	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
 		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
 }
