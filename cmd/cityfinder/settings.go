@@ -200,7 +200,10 @@ var (
 		def: server.DefaultDrainDelay, commands: cmdServe,
 		doc: "on SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, before the shutdown (0: none; a second signal ends it)",
 		note: `GET /readyz answers 503 {"status":"draining"} at once, so that load balancers stop sending, while every request ` +
-			"(on new connections too) is still answered, with Connection: close. Then serve shuts down gracefully (server.shutdown_timeout)."}
+			"(on new connections too) is still answered, with Connection: close. After it serve keeps accepting while connections keep " +
+			"coming, until none has come for 100 ms (the kernel resets those queued on a closing listener); then it shuts down " +
+			"gracefully (server.shutdown_timeout). Make it at least your load balancer's health-check interval times its " +
+			"unhealthy threshold (docs/operations.md)."}
 	settingReloadInterval = &setting{key: "server.reload_interval", flag: "reload-interval", env: "CITYFINDER_RELOAD_INTERVAL", kind: durationKind,
 		def: embedded.DefaultReloadInterval, commands: cmdServe, doc: "how often serve looks for new imports in --data-dir (0: only on SIGHUP)",
 		note: "SIGHUP always makes serve read the datasets again and log it."}
