@@ -12,7 +12,7 @@ SMALL_CSV       := datasets/world-cities.csv
 GEONAMES        := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run import import-large test browser bench relevance lint fuzz fuzz-ci loadtest clean
+.PHONY: build run import import-large test browser bench relevance lint fuzz fuzz-ci loadtest soak clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/cityfinder
@@ -103,6 +103,17 @@ fuzz-ci:
 # (default ~/.cache/cityfinder-bench), shared with `make bench`.
 loadtest: build
 	$(GO) run ./tools/loadtest -bin $(BIN)
+
+# SOAK_DURATION (default 10 minutes) of serve with the small dataset under a
+# mix of searches and bad input from 16 connections, while imports, SIGHUPs
+# and Redis restarts take turns every 3 s, on 127.0.0.1 only (its own
+# redis-server); fails on any 5xx or transport error, any search for "lon"
+# without London, or RSS, goroutines or file descriptors that keep growing.
+# Not part of `make test`: CI runs it for 30 s as a step of its own.
+SOAK_DURATION ?= 10m
+SOAK_CSV        := $(firstword $(wildcard $(DATASETS_MIRROR)/world-cities.csv) $(SMALL_CSV))
+soak: build $(SOAK_CSV)
+	$(GO) run ./tools/soak -bin $(BIN) -csv $(SOAK_CSV) -duration $(SOAK_DURATION)
 
 lint:
 	$(GO) vet ./...

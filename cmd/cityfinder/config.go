@@ -54,6 +54,9 @@ type settingValues struct {
 		// SIGTERM's drain before the shutdown, and how often new imports are looked for.
 		DrainDelay     time.Duration `mapstructure:"drain_delay"`
 		ReloadInterval time.Duration `mapstructure:"reload_interval"`
+		// The circuit breakers of Redis and MongoDB (see breakers.go).
+		BreakerFailures int           `mapstructure:"breaker_failures"`
+		BreakerCooldown time.Duration `mapstructure:"breaker_cooldown"`
 	} `mapstructure:"server"`
 	Limiter struct {
 		Window          time.Duration `mapstructure:"window"`

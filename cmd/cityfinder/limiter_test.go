@@ -37,7 +37,7 @@ func startLimiter(t *testing.T, logs *syncbuf.Buffer, args ...string) (*limiter.
 		t.Fatal(err)
 	}
 	a := &app{cfg: cfg, logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	lim, store, err := newLimiter(t.Context(), a, limiter.Policy{Max: cfg.Limiter.Max, Window: cfg.Limiter.Window})
+	lim, store, err := newLimiter(t.Context(), a, limiter.Policy{Max: cfg.Limiter.Max, Window: cfg.Limiter.Window}, make(breakers))
 	if err != nil {
 		t.Fatal(err)
 	}

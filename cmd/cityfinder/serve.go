@@ -51,13 +51,21 @@ func runServe(ctx context.Context, a *app) error {
 	}
 	// Every record logged with a request's context (the limiter's too) names the request.
 	a.logger = slog.New(server.LogRequestIDs(a.logger.Handler()))
+	// As query does: a directory that does not exist is a mistyped
+	// --data-dir far more often than a store yet to be imported into, which
+	// would answer 503 to every search.
+	if err := checkDataDir(a); err != nil {
+		return err
+	}
 	store, err := openStore(a, true)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	watch := newWatched(store)
+	store = guardStore(a, watch.breakers, store)
 	policy := limiter.Policy{Max: a.cfg.Limiter.Max, Window: a.cfg.Limiter.Window}
-	lim, limStore, err := newLimiter(ctx, a, policy)
+	lim, limStore, err := newLimiter(ctx, a, policy, watch.breakers)
 	if err != nil {
 		return err
 	}
@@ -65,7 +73,7 @@ func runServe(ctx context.Context, a *app) error {
 	svc := search.NewService(store)
 	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
-	opts = append(opts, opsOptions(a, svc, lim, limStore)...)
+	opts = append(opts, opsOptions(a, svc, lim, limStore, watch)...)
 	c := a.cfg.Server
 	cut, stopSignals := watchSignals(ctx, a, svc, store)
 	defer stopSignals()
@@ -153,8 +161,9 @@ func countDatasets(ctx context.Context, a *app, svc *search.Service) map[search.
 }
 
 // newLimiter builds the rate limiter from the configuration: in process, or
-// in Redis with --redis-url. Close the store it returns when done.
-func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Limiter, limiterStore, error) {
+// in Redis with --redis-url, behind a circuit breaker added to brs. Close
+// the store it returns when done.
+func newLimiter(ctx context.Context, a *app, policy limiter.Policy, brs breakers) (*limiter.Limiter, limiterStore, error) {
 	c := a.cfg.Limiter
 	trusted, err := limiter.ParsePrefixes(c.TrustedProxies)
 	if err != nil {
@@ -173,7 +182,7 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 	}
 	var store limiterStore = memory.New(memory.WithMaxClients(c.MaxClients))
 	if c.RedisURL != "" {
-		rs, err := redis.Open(c.RedisURL, redis.WithLogger(log))
+		rs, err := redis.Open(c.RedisURL, redis.WithLogger(log), redis.WithBreaker(brs.add(a, breakerRedis)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -195,8 +204,10 @@ func newLimiter(ctx context.Context, a *app, policy limiter.Policy) (*limiter.Li
 
 // opsOptions are the server's operational options: the readiness checks of
 // /readyz (each dataset, required or not by --ready-datasets, and the
-// limiter's Redis), the metrics of /metrics, and CORS and caching of /search.
-func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store) []server.Option {
+// limiter's Redis; the datasets' files, see watched), the metrics of
+// /metrics (the circuit breakers' and files' too), and CORS and caching of
+// /search.
+func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limiter.Store, watch watched) []server.Option {
 	c := a.cfg.Server
 	required := make(map[string]bool)
 	for _, d := range c.ReadyDatasets {
@@ -204,7 +215,7 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 	}
 	var checks []server.Check
 	for _, d := range search.Datasets {
-		check := server.DatasetCheck(svc, d)
+		check := watch.datasetCheck(svc, d)
 		check.Optional = !required[string(d)]
 		checks = append(checks, check)
 	}
@@ -215,6 +226,7 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc))
+	reg.MustRegister(watch.collectors()...)
 	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
 		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
 }

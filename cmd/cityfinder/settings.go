@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/cityfinder/cityfinder/pkg/breaker"
 	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -199,10 +200,23 @@ var (
 		def: server.DefaultDrainDelay, commands: cmdServe,
 		doc: "on SIGINT/SIGTERM, how long /readyz answers 503 while requests are still served, before the shutdown (0: none; a second signal ends it)",
 		note: `GET /readyz answers 503 {"status":"draining"} at once, so that load balancers stop sending, while every request ` +
-			"(on new connections too) is still answered, with Connection: close. Then serve shuts down gracefully (server.shutdown_timeout)."}
+			"(on new connections too) is still answered, with Connection: close. After it serve keeps accepting while connections keep " +
+			"coming, until none has come for 100 ms (the kernel resets those queued on a closing listener); then it shuts down " +
+			"gracefully (server.shutdown_timeout). Make it at least your load balancer's health-check interval times its " +
+			"unhealthy threshold (docs/operations.md)."}
 	settingReloadInterval = &setting{key: "server.reload_interval", flag: "reload-interval", env: "CITYFINDER_RELOAD_INTERVAL", kind: durationKind,
 		def: embedded.DefaultReloadInterval, commands: cmdServe, doc: "how often serve looks for new imports in --data-dir (0: only on SIGHUP)",
 		note: "SIGHUP always makes serve read the datasets again and log it."}
+
+	settingBreakerFailures = &setting{key: "server.breaker_failures", flag: "breaker-failures", env: "CITYFINDER_BREAKER_FAILURES", kind: intKind,
+		def: breaker.DefaultThreshold, commands: cmdServe,
+		doc:  "timeouts in a row of Redis (limiter) or MongoDB (datasets) after which serve stops asking it for --breaker-cooldown",
+		form: "a whole number, at least 1",
+		note: "While that circuit breaker is open the limiter fails open (or closed, limiter.fail_closed) and MongoDB's searches " +
+			"answer 503 at once, instead of each waiting out a timeout; then one request probes. /readyz and " +
+			"cityfinder_breaker_state show it (docs/reliability.md)."}
+	settingBreakerCooldown = &setting{key: "server.breaker_cooldown", flag: "breaker-cooldown", env: "CITYFINDER_BREAKER_COOLDOWN", kind: durationKind,
+		def: breaker.DefaultCooldown, commands: cmdServe, doc: "how long an open circuit breaker skips Redis or MongoDB before it probes again"}
 
 	settingWindow = &setting{key: "limiter.window", flag: "window", env: "CITYFINDER_WINDOW", kind: durationKind, def: 3 * time.Second, commands: cmdServe,
 		doc: "rate limit window per client", note: "Each client (remote IP) may do limiter.max searches in any window."}
@@ -293,6 +307,7 @@ var settings = []*setting{
 	settingLogLevel,
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,
+	settingBreakerFailures, settingBreakerCooldown,
 	settingWindow, settingMax, settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingLimitBy, settingSessionGap, settingSessionRequests, settingSessionLength,
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,

@@ -130,6 +130,8 @@ var badSettings = map[*setting][]badSetting{
 	settingReadyDatasets:          {{value: "small,medium"}},
 	settingDrainDelay:             {{value: "soon"}, {value: "-1s"}},
 	settingReloadInterval:         {{value: "soon"}, {value: "-1s"}},
+	settingBreakerFailures:        {{value: "many"}, {value: "0"}},
+	settingBreakerCooldown:        {{value: "soon"}, {value: "0s"}},
 	settingWindow:                 {{value: "soon"}, {value: "0s"}},
 	settingMax:                    {{value: "many"}, {value: "0"}, {value: "0x10"}},
 	settingTrustedProxies:         {{value: "10.0.0.0/33"}, {value: "0.0.0.0/0"}},

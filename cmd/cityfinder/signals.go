@@ -13,10 +13,10 @@ import (
 )
 
 // validateLifecycle checks the drain delay and the reload interval, which
-// may be zero but not negative.
+// may be zero but not negative, and the circuit breakers' settings.
 func validateLifecycle(c *config) []error {
-	return durationErrors(true, settingDuration{settingDrainDelay, c.Server.DrainDelay},
-		settingDuration{settingReloadInterval, c.Server.ReloadInterval})
+	return append(durationErrors(true, settingDuration{settingDrainDelay, c.Server.DrainDelay},
+		settingDuration{settingReloadInterval, c.Server.ReloadInterval}), validateBreakers(c)...)
 }
 
 // reloadInterval is the embedded store's ReloadInterval for serve: a

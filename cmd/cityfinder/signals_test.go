@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -192,4 +193,70 @@ func mustLoadConfig(t *testing.T, command string, args ...string) *config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// SIGTERM while many clients open new connections, behind a load balancer
+// slower to take serve out of rotation than the drain delay (two failed
+// health checks 150 ms apart against a 300 ms delay): serve keeps
+// accepting past the delay until the connections stop coming, so that no
+// client is reset, sees EOF or is refused; then it exits 0.
+func TestServeSIGTERMResetsNoConnection(t *testing.T) {
+	p, base := startServeProcess(t, "--data-dir", mustImportTwoCities(t), "--drain-delay", "300ms", "--log-level", "info")
+	const (
+		clients       = 32
+		checkInterval = 150 * time.Millisecond
+		unhealthyEnd  = 2 // failed checks before the balancer stops sending
+	)
+	var (
+		inRotation atomic.Bool
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		failures   []string
+		refused    atomic.Int64 // of the failures
+		total      atomic.Int64
+	)
+	inRotation.Store(true)
+	for i := range clients {
+		wg.Go(func() {
+			for inRotation.Load() {
+				code, body, err := getFresh(base + "/search?q=par")
+				if err != nil || code != http.StatusOK || !strings.Contains(body, "Paris") {
+					if errors.Is(err, syscall.ECONNREFUSED) {
+						refused.Add(1)
+					}
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("client %d: %d %.80s %v", i, code, body, err))
+					mu.Unlock()
+					continue
+				}
+				total.Add(1)
+			}
+		})
+	}
+	balancer := make(chan struct{})
+	go func() { // the load balancer's health checks
+		failed := 0
+		for ; failed < unhealthyEnd; time.Sleep(checkInterval) {
+			if code, _, err := getFresh(base + "/readyz"); err != nil || code != http.StatusOK {
+				failed++
+			}
+		}
+		inRotation.Store(false)
+		close(balancer)
+	}()
+	poll.Until(t, 20*time.Second, "the clients to be answered", func() bool { return total.Load() >= 4*clients })
+	before := total.Load()
+	p.signal(t, syscall.SIGTERM)
+	sent := time.Now()
+	<-balancer
+	out := time.Since(sent)
+	wg.Wait()
+	if err := p.wait(t, 20*time.Second); err != nil {
+		t.Errorf("serve exited with %v, want 0", err)
+	}
+	for _, f := range failures[:min(len(failures), 10)] {
+		t.Error(f)
+	}
+	t.Logf("%d searches answered after SIGTERM, %d failed (%d refused, the others reset or cut); the balancer took serve out after %s",
+		total.Load()-before, len(failures), refused.Load(), out.Round(time.Millisecond))
 }

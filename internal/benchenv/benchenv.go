@@ -1,4 +1,4 @@
-// Package benchenv is what `make bench` and `make loadtest` share: the
+// Package benchenv is what `make bench`, `make loadtest` and `make soak` share: the
 // cached full-size dataset, and starting, watching and stopping processes
 // on the loopback interface.
 package benchenv
@@ -7,8 +7,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +84,67 @@ func Stop(cmd *exec.Cmd, grace time.Duration) {
 	case <-time.After(grace):
 		cmd.Process.Kill()
 		<-done
+	}
+}
+
+// WaitReady polls url until it answers 200, within timeout: a server
+// started for a benchmark, a load test or a soak is ready.
+func WaitReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready within %s (last: %v)", url, timeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Serve is a `cityfinder serve` process that StartServe started on a free
+// loopback port, logging into a file.
+type Serve struct {
+	Cmd  *exec.Cmd
+	Addr string // host:port
+	Log  *os.File
+}
+
+// StartServe starts `bin serve --addr ADDR args…` on a free loopback port,
+// its stderr in the file logPath; the caller stops it (Stop) and closes
+// Log.
+func StartServe(ctx context.Context, bin, logPath string, args ...string) (*Serve, error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s serve: %w", bin, err)
+	}
+	return &Serve{Cmd: cmd, Addr: addr, Log: logFile}, nil
+}
+
+// PrintLogTail writes the last n bytes of serve's log to out, if any, for a
+// run that failed.
+func (s *Serve) PrintLogTail(out io.Writer, n int) {
+	s.Log.Sync()
+	if b, err := os.ReadFile(s.Log.Name()); err == nil && len(b) > 0 {
+		fmt.Fprintf(out, "\nserve's log (last %d KiB):\n%s\n", n/1024, b[max(0, len(b)-n):])
 	}
 }
 

@@ -3,7 +3,10 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,5 +70,65 @@ func TestServeWithoutDrain(t *testing.T) {
 	cancel()
 	if err := mustReturn(t, done); err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// Past the drain delay a server keeps accepting while clients keep opening
+// connections, and closes its listener once they have stopped: none of
+// them is refused, reset or cut.
+func TestServeKeepsAcceptingUntilClientsStop(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	srv, err := server.Listen(server.Config{Addr: "127.0.0.1:0", Handler: h, Logger: testLogger(t), DrainDelay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + srv.Addr() + "/search?q=par"
+	ctx, cancel := context.WithCancel(t.Context())
+	done := startServe(ctx, srv)
+	stop := make(chan struct{})
+	var (
+		wg       sync.WaitGroup
+		failures atomic.Int64
+		answered atomic.Int64
+		first    atomic.Pointer[error]
+	)
+	for range 8 {
+		wg.Go(func() {
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Get(url)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				if err != nil {
+					failures.Add(1)
+					first.CompareAndSwap(nil, &err)
+					continue
+				}
+				answered.Add(1)
+			}
+		})
+	}
+	poll.Until(t, 5*time.Second, "the clients to be answered", func() bool { return answered.Load() > 100 })
+	cancel()
+	time.Sleep(300 * time.Millisecond) // six drain delays of clients that keep coming
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned while clients were still connecting: %v", err)
+	default:
+	}
+	close(stop)
+	wg.Wait()
+	if err := mustReturn(t, done); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if n := failures.Load(); n > 0 {
+		t.Errorf("%d of %d requests failed during the drain, the first: %v", n, n+answered.Load(), *first.Load())
 	}
 }

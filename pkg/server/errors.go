@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cityfinder/cityfinder/pkg/breaker"
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -71,6 +72,7 @@ var errorTable = []errorKind{
 	{errBadRequest, http.StatusBadRequest, "invalid", ""},
 	{search.ErrInvalidQuery, http.StatusBadRequest, "invalid", ""},
 	{search.ErrEmptyDataset, http.StatusServiceUnavailable, "empty", "This dataset is not available yet"},
+	{breaker.ErrOpen, http.StatusServiceUnavailable, "circuit_open", UnavailableMessage},
 	{search.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", UnavailableMessage},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout", "Search took too long, try again later"},
 	{context.Canceled, statusClientClosedRequest, "canceled", "Request canceled"},

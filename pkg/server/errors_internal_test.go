@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/pkg/breaker"
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/guarded"
 	"github.com/cityfinder/cityfinder/pkg/search/memory"
 )
 
@@ -17,6 +20,11 @@ func TestErrorTableRowsAreReached(t *testing.T) {
 	closedStore := memory.New()
 	closedStore.Close()
 	closed := search.NewService(closedStore)
+	trip := breaker.New(breaker.Config{Threshold: 1})
+	tripped := search.NewService(guarded.New(closedStore, trip))
+	if _, err := tripped.Find(t.Context(), search.Request{Text: "par", Limit: 1}); !errors.Is(err, search.ErrUnavailable) {
+		t.Fatalf("a search of a closed store = %v, want it unavailable (which opens the breaker)", err)
+	}
 	late, cancelLate := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancelLate()
 	gone, cancelGone := context.WithCancel(t.Context())
@@ -40,6 +48,7 @@ func TestErrorTableRowsAreReached(t *testing.T) {
 		{"an unknown dataset is an invalid query", find(t.Context(), empty, search.Request{Dataset: "huge", Text: "par"}), 400,
 			`Unknown dataset "huge": use small or large`},
 		{"a dataset never imported", find(t.Context(), empty, search.Request{Text: "par"}), 503, "This dataset is not available yet"},
+		{"a store behind an open circuit breaker", find(t.Context(), tripped, search.Request{Text: "par"}), 503, UnavailableMessage},
 		{"a store that is down", find(t.Context(), closed, search.Request{Text: "par"}), 503, UnavailableMessage},
 		{"a search past its deadline", find(late, empty, search.Request{Text: "par"}), 503, "Search took too long, try again later"},
 		{"a client that left", find(gone, empty, search.Request{Text: "par"}), statusClientClosedRequest, "Request canceled"},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -88,10 +89,11 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 			body.Checks[res.name] = readyOK
 			continue
 		}
-		body.Checks[res.name] = lookupError(res.err).reason
+		word, degrades := checkWord(res.err)
+		body.Checks[res.name] = word
 		body.Failed = append(body.Failed, res.name)
 		switch {
-		case !res.optional:
+		case !res.optional && !degrades:
 			body.Status, status = readyUnavailable, http.StatusServiceUnavailable
 		case body.Status == readyOK:
 			body.Status = readyDegraded
@@ -99,6 +101,32 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header()["Cache-Control"] = noStore
 	h.writeJSON(w, status, body)
+}
+
+// Degraded returns a check's failure that degrades the service without
+// failing it, even for a required check: what is checked still works, but
+// something behind it needs attention, such as a dataset answered from
+// memory whose file is gone. /readyz shows reason as the check's word and
+// answers 200 "degraded" (unless another check fails it);
+// cityfinder_check_up is 0. The log has err.
+func Degraded(reason string, err error) error { return &degradedError{reason: reason, err: err} }
+
+type degradedError struct {
+	reason string
+	err    error
+}
+
+func (e *degradedError) Error() string { return e.err.Error() }
+func (e *degradedError) Unwrap() error { return e.err }
+
+// checkWord is what /readyz says of a failed check, and whether the
+// failure only degrades the service (see Degraded).
+func checkWord(err error) (word string, degrades bool) {
+	var d *degradedError
+	if errors.As(err, &d) {
+		return d.reason, true
+	}
+	return lookupError(err).reason, false
 }
 
 // readiness runs the checks and logs when one starts or stops failing, so

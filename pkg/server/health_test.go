@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cityfinder/cityfinder/pkg/breaker"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
@@ -92,6 +93,16 @@ func TestReadyz(t *testing.T) {
 		{"a check that panics fails, the server lives on", []server.Check{
 			{Name: "dataset:small", Run: func(context.Context) error { panic("boom") }},
 		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:small":"error"},"failed":["dataset:small"]}`},
+		{"a required check that is only degraded stays ready, with its word", []server.Check{
+			{Name: "dataset:small", Run: checkErr(server.Degraded("file_gone", errors.New("small.cfs was removed")))},
+		}, http.StatusOK, `{"status":"degraded","checks":{"dataset:small":"file_gone"},"failed":["dataset:small"]}`},
+		{"a degraded check does not hide a failing one", []server.Check{
+			{Name: "dataset:small", Run: checkErr(server.Degraded("file_gone", errors.New("gone")))},
+			{Name: "dataset:large", Run: checkErr(search.EmptyDatasetError(search.Large))},
+		}, http.StatusServiceUnavailable, `{"status":"unavailable","checks":{"dataset:large":"empty","dataset:small":"file_gone"},"failed":["dataset:small","dataset:large"]}`},
+		{"a service behind an open circuit breaker", []server.Check{
+			{Name: "limiter", Run: checkErr(fmt.Errorf("redis: %w", breaker.ErrOpen)), Optional: true},
+		}, http.StatusOK, `{"status":"degraded","checks":{"limiter":"circuit_open"},"failed":["limiter"]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

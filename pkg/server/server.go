@@ -37,9 +37,13 @@ type Config struct {
 	// that load balancers stop sending, while every other request is still
 	// answered (with Connection: close, so that clients move their next
 	// request elsewhere) and new connections are still accepted. After
-	// DrainDelay, or as soon as DrainCut is closed (a second signal), Serve
-	// shuts down gracefully. Zero or less shuts down at once; a nil
-	// DrainCut never closes.
+	// DrainDelay Serve goes on accepting until none of its connections is
+	// busy and no new one has come for 100 ms (a load balancer slower to
+	// notice than DrainDelay still gets answers, not resets: the kernel
+	// resets the connections queued on a listener that closes), at most
+	// ShutdownTimeout; then, or as soon as DrainCut is closed (a second
+	// signal), it shuts down gracefully. Zero or less shuts down at once; a
+	// nil DrainCut never closes.
 	DrainDelay time.Duration
 	DrainCut   <-chan struct{}
 	// Logger hears of the server's life and of net/http's errors; records
@@ -55,6 +59,7 @@ type Server struct {
 	httpServer *http.Server
 	ln         net.Listener
 	draining   atomic.Bool
+	conns      connTracker // what the drain waits for (drain.go)
 }
 
 // Listen binds cfg.Addr and returns the Server that will serve on it, so
@@ -84,6 +89,7 @@ func Listen(cfg Config) (*Server, error) {
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},
 	}
+	s.httpServer.ConnState = s.conns.track
 	s.httpServer.Handler = s.drainAware(cfg.Handler)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -113,10 +119,10 @@ func listenCause(err error) error {
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Serve answers requests on the address bound by Listen until ctx is done,
-// then drains (see WithDrain) and shuts down: it stops accepting, waits up
-// to ShutdownTimeout for the requests in flight, and returns nil once they
-// are answered. If they are
-// not answered in time it closes their connections and returns an error.
+// then drains (see Config.DrainDelay) and shuts down: it stops accepting,
+// waits for the requests in flight, up to ShutdownTimeout after the drain
+// delay, and returns nil once they are answered. If they are not answered
+// in time it closes their connections and returns an error.
 func (s *Server) Serve(ctx context.Context) error {
 	addr := s.Addr()
 	errc := make(chan error, 1)
@@ -128,12 +134,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		return fmt.Errorf("serve on %s: %w", addr, err)
 	case <-ctx.Done():
 	}
-	s.drain(addr)
-
-	timeout := s.cfg.ShutdownTimeout
-	s.logger.Info("shutting down", slog.String("addr", addr), slog.Duration("timeout", timeout))
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	shutdownCtx, cancel := s.drain(context.WithoutCancel(ctx), addr)
 	defer cancel()
+	s.logger.Info("shutting down", slog.String("addr", addr), slog.Duration("timeout", s.cfg.ShutdownTimeout))
 	if err := s.httpServer.Shutdown(shutdownCtx); err != nil {
 		_ = s.httpServer.Close() // the requests still running lose their connections
 		<-errc

@@ -118,25 +118,17 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	}
 	log.Printf("  %s", strings.TrimSpace(string(summary)))
 
-	addr, err := benchenv.FreeAddr()
-	if err != nil {
-		return false, err
-	}
-	serveLog, err := os.Create(filepath.Join(storeDir, "serve.log"))
-	if err != nil {
-		return false, err
-	}
-	defer serveLog.Close()
-	serve := exec.CommandContext(ctx, o.bin, "serve", "--data-dir", storeDir, "--addr", addr,
+	srv, err := benchenv.StartServe(ctx, o.bin, filepath.Join(storeDir, "serve.log"), "--data-dir", storeDir,
 		"--trusted-proxies", "127.0.0.0/8", "--max", strconv.Itoa(o.max), "--window", o.window.String(),
 		"--ready-datasets", "large", "--log-level", "warn", "--drain-delay", "0")
-	serve.Stderr = serveLog
-	if err := serve.Start(); err != nil {
+	if err != nil {
 		return false, err
 	}
+	defer srv.Log.Close()
+	serve, addr := srv.Cmd, srv.Addr
 	defer benchenv.Stop(serve, 15*time.Second)
 	base := "http://" + addr
-	if err := waitReady(ctx, base+"/readyz", 60*time.Second); err != nil {
+	if err := benchenv.WaitReady(ctx, base+"/readyz", 60*time.Second); err != nil {
 		return false, err
 	}
 	fmt.Fprintf(out, "serve pid %d on %s: large dataset, --max %d --window %s, --trusted-proxies 127.0.0.0/8\n",
@@ -147,41 +139,9 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	res := load(ctx, o, base, prefixes, serve.Process.Pid, out)
 	ok := res.verdict(o, out)
 	if !ok {
-		serveLog.Sync()
-		if b, err := os.ReadFile(serveLog.Name()); err == nil && len(b) > 0 {
-			fmt.Fprintf(out, "\nserve's log (last 4 KiB):\n%s\n", tail(b, 4096))
-		}
+		srv.PrintLogTail(out, 4096)
 	}
 	return ok, nil
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
-
-// waitReady polls url until it answers 200, within timeout.
-func waitReady(ctx context.Context, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready within %s (last: %v)", url, timeout, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // samplePrefixes reads about n city names spread over the MaxMind file and

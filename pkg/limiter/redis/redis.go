@@ -60,6 +60,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/cityfinder/cityfinder/pkg/breaker"
 	"github.com/cityfinder/cityfinder/pkg/limiter"
 )
 
@@ -92,6 +93,8 @@ type Store struct {
 	unit  time.Duration
 
 	log *slog.Logger
+
+	breaker *breaker.Breaker // nil: none (see WithBreaker)
 }
 
 var (
@@ -128,6 +131,9 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		// start so that Lua's doubles hold them exactly.
 		s.unit = time.Nanosecond
 		s.epoch = s.now()
+	}
+	if s.breaker != nil {
+		client.AddHook(breakerHook{b: s.breaker, store: s})
 	}
 	return s
 }
