@@ -72,6 +72,7 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		return err
 	}
 	if opts.JSON {
+		search.Label(res.Hits) // as the HTTP API labels them
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		return enc.Encode(res.Hits)

@@ -64,6 +64,7 @@ func (c *City) Key() Key {
 // fields are left out when the dataset does not have them.
 type cityJSON struct {
 	Name        string       `json:"name"`
+	Label       string       `json:"label,omitempty"`
 	Slug        string       `json:"slug"`
 	Country     string       `json:"country"`
 	CountryCode string       `json:"country_code,omitempty"`
@@ -89,7 +90,7 @@ type matchedJSON struct {
 
 // MarshalJSON writes the API's object for c, without a match span.
 func (c City) MarshalJSON() ([]byte, error) {
-	return append(c.appendFields(append([]byte(nil), '{')), '}'), nil
+	return append(c.appendFields(append([]byte(nil), '{'), ""), '}'), nil
 }
 
 // UnmarshalJSON reads the API's object back into c.
@@ -125,7 +126,7 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*h = Hit{City: j.city()}
+	*h = Hit{City: j.city(), Label: j.Label}
 	if j.Match != nil {
 		h.Match = *j.Match
 	}
@@ -154,7 +155,7 @@ func AppendJSON(dst []byte, hits []Hit) []byte {
 }
 
 func (h *Hit) appendJSON(dst []byte) []byte {
-	dst = h.appendFields(append(dst, '{'))
+	dst = h.appendFields(append(dst, '{'), h.Label)
 	if h.Match != (Span{}) {
 		dst = append(dst, `,"match":{`...)
 		dst = append(appendSpanFields(dst, h.Match), '}')
@@ -213,11 +214,16 @@ func appendSpanFields(dst []byte, sp Span) []byte {
 	return strconv.AppendInt(dst, int64(sp.End), 10)
 }
 
-// appendFields writes the city's fields of cityJSON in its order, leaving
-// out the empty optional ones as its omitempty tags do.
-func (c *City) appendFields(dst []byte) []byte {
+// appendFields writes the city's fields of cityJSON in its order, with a
+// hit's label after the name, leaving out the empty optional ones as its
+// omitempty tags do.
+func (c *City) appendFields(dst []byte, label string) []byte {
 	dst = append(dst, `"name":`...)
 	dst = appendJSONString(dst, c.Name)
+	if label != "" {
+		dst = append(dst, `,"label":`...)
+		dst = appendJSONString(dst, label)
+	}
 	dst = append(dst, `,"slug":`...)
 	dst = appendJSONString(dst, c.Slug)
 	dst = append(dst, `,"country":`...)

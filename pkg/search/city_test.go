@@ -14,6 +14,7 @@ import (
 // reference that the hand-written encoder must match byte for byte.
 type cityFields struct {
 	Name        string       `json:"name"`
+	Label       string       `json:"label,omitempty"`
 	Slug        string       `json:"slug"`
 	Country     string       `json:"country"`
 	CountryCode string       `json:"country_code,omitempty"`
@@ -38,7 +39,7 @@ func reference(t testing.TB, hits []search.Hit) []byte {
 	t.Helper()
 	fields := make([]cityFields, len(hits))
 	for i, c := range hits {
-		fields[i] = cityFields{Name: c.Name, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
+		fields[i] = cityFields{Name: c.Name, Label: c.Label, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
 			Subcountry: c.Subcountry, Region: c.Region, Population: c.Population, ID: c.ID}
 		if c.Match != (search.Span{}) {
 			fields[i].Match = &c.Match
@@ -88,6 +89,7 @@ func TestAppendJSON(t *testing.T) {
 			Match: search.Span{End: 6}, Edits: 1, Corrected: "zurich"}}},
 		{"distance", []search.Hit{{City: search.City{Name: "Zug", Slug: "zug", Country: "Switzerland", Lat: 47.17, Lon: 8.52, HasLocation: true},
 			Match: search.Span{End: 3}, DistanceKm: 23.449, HasDistance: true}}},
+		{"label", []search.Hit{{City: search.City{Name: "Paris", Slug: "paris", Country: "United States", Subcountry: "Texas"}, Label: "Paris, Texas"}}},
 		{"two", []search.Hit{{City: search.City{Name: "A", Slug: "a", Country: "B"}}, {City: search.City{Name: "C", Slug: "c", Country: "D", Population: 7}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +108,7 @@ func TestAppendJSON(t *testing.T) {
 				w := tc.hits[i]
 				sameName := back[i].Name == w.Name || !utf8.ValidString(w.Name) // encoding/json replaces bad bytes
 				if back[i].Match != w.Match || !sameName || back[i].HasLocation != w.HasLocation ||
-					(back[i].Matched == nil) != (w.Matched == nil) || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
+					(back[i].Matched == nil) != (w.Matched == nil) || back[i].Label != w.Label || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
 					t.Errorf("hit %d read back as %+v, want %+v", i, back[i], w)
 				}
 			}

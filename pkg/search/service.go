@@ -74,6 +74,10 @@ type Result struct {
 // Hit is one city of a Result, with what the query matched in it.
 type Hit struct {
 	City
+	// Label is the line a page shows for the hit, unique within its
+	// answer (see Labels); the edges fill it in when they encode an
+	// answer, empty until then.
+	Label string
 	// Match is the span of Name that the query matched, when it matched
 	// Name; zero when it matched an alternate name.
 	Match Span
