@@ -38,15 +38,32 @@ type City struct {
 	// ("Cologne", "Кёльн", "ケルン" for Köln), from GeoNames. Queries match
 	// them by prefix like Name; none repeats Name or another's slug.
 	AltNames []string
+	// LocalNames are its names in particular languages, from GeoNames'
+	// alternate names file (see LocalName): what Request.Languages shows
+	// instead of Name, and its former names. Each is also one of AltNames
+	// or Name, by slug, so that queries find it; empty without that file.
+	LocalNames []LocalName
 }
 
-// Equal reports whether c and o hold the same values (no alternate names
-// and an empty list of them are the same).
+// LocalName is a name of a place in one language: the one that GeoNames
+// prefers for that language, or one the place no longer goes by.
+type LocalName struct {
+	// Lang is a BCP 47 tag in its canonical form ("de", "zh-Hant", "yue").
+	Lang string
+	Name string
+	// Former marks a historic name ("Bombay" for Mumbai): a query finds
+	// the place by it, and the answer says so, but it is never shown
+	// instead of Name. Lang may be empty for one.
+	Former bool
+}
+
+// Equal reports whether c and o hold the same values (no alternate or
+// local names and an empty list of them are the same).
 func (c *City) Equal(o *City) bool {
 	return c.ID == o.ID && c.Name == o.Name && c.Slug == o.Slug && c.Country == o.Country &&
 		c.CountryCode == o.CountryCode && c.Subcountry == o.Subcountry && c.Region == o.Region &&
 		c.Population == o.Population && c.Lat == o.Lat && c.Lon == o.Lon && c.HasLocation == o.HasLocation &&
-		slices.Equal(c.AltNames, o.AltNames)
+		slices.Equal(c.AltNames, o.AltNames) && slices.Equal(c.LocalNames, o.LocalNames)
 }
 
 // Key identifies duplicates: two cities with the same Key are the same place
@@ -83,9 +100,10 @@ type cityJSON struct {
 
 // matchedJSON is the wire form of a NameMatch.
 type matchedJSON struct {
-	Name  string `json:"name"`
-	Start int    `json:"start"`
-	End   int    `json:"end"`
+	Name     string `json:"name"`
+	Start    int    `json:"start"`
+	End      int    `json:"end"`
+	Formerly bool   `json:"formerly,omitempty"`
 }
 
 // MarshalJSON writes the API's object for c, without a match span.
@@ -131,7 +149,7 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 		h.Match = *j.Match
 	}
 	if m := j.Matched; m != nil {
-		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}}
+		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}, Former: m.Formerly}
 	}
 	h.Edits, h.Corrected = j.Edits, j.Corrected
 	if j.DistanceKm != nil {
@@ -163,7 +181,11 @@ func (h *Hit) appendJSON(dst []byte) []byte {
 	if m := h.Matched; m != nil {
 		dst = append(dst, `,"matched":{"name":`...)
 		dst = appendJSONString(dst, m.Name)
-		dst = append(appendSpanFields(append(dst, ','), m.Span), '}')
+		dst = appendSpanFields(append(dst, ','), m.Span)
+		if m.Former {
+			dst = append(dst, `,"formerly":true`...)
+		}
+		dst = append(dst, '}')
 	}
 	if h.Edits > 0 {
 		dst = append(dst, `,"edits":`...)

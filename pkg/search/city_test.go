@@ -26,9 +26,10 @@ type cityFields struct {
 	ID          uint32       `json:"id,omitempty"`
 	Match       *search.Span `json:"match,omitempty"`
 	Matched     *struct {
-		Name  string `json:"name"`
-		Start int    `json:"start"`
-		End   int    `json:"end"`
+		Name     string `json:"name"`
+		Start    int    `json:"start"`
+		End      int    `json:"end"`
+		Formerly bool   `json:"formerly,omitempty"`
 	} `json:"matched,omitempty"`
 	Edits      int      `json:"edits,omitempty"`
 	Corrected  string   `json:"corrected,omitempty"`
@@ -46,10 +47,11 @@ func reference(t testing.TB, hits []search.Hit) []byte {
 		}
 		if m := c.Matched; m != nil {
 			fields[i].Matched = &struct {
-				Name  string `json:"name"`
-				Start int    `json:"start"`
-				End   int    `json:"end"`
-			}{m.Name, m.Span.Start, m.Span.End}
+				Name     string `json:"name"`
+				Start    int    `json:"start"`
+				End      int    `json:"end"`
+				Formerly bool   `json:"formerly,omitempty"`
+			}{m.Name, m.Span.Start, m.Span.End, m.Former}
 		}
 		fields[i].Edits, fields[i].Corrected = c.Edits, c.Corrected
 		if c.HasDistance {
@@ -85,6 +87,8 @@ func TestAppendJSON(t *testing.T) {
 		{"match span", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"}, Match: search.Span{Start: 0, End: 3}}}},
 		{"matched alternate name", []search.Hit{{City: search.City{Name: "Köln", Slug: "koln", Country: "Germany"},
 			Matched: &search.NameMatch{Name: "Cologne \"Kölle\"", Span: search.Span{Start: 0, End: 7}}}}},
+		{"former name", []search.Hit{{City: search.City{Name: "Mumbai", Slug: "mumbai", Country: "India"},
+			Matched: &search.NameMatch{Name: "Bombay", Span: search.Span{End: 3}, Former: true}}}},
 		{"typo match", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"},
 			Match: search.Span{End: 6}, Edits: 1, Corrected: "zurich"}}},
 		{"distance", []search.Hit{{City: search.City{Name: "Zug", Slug: "zug", Country: "Switzerland", Lat: 47.17, Lon: 8.52, HasLocation: true},
@@ -108,7 +112,7 @@ func TestAppendJSON(t *testing.T) {
 				w := tc.hits[i]
 				sameName := back[i].Name == w.Name || !utf8.ValidString(w.Name) // encoding/json replaces bad bytes
 				if back[i].Match != w.Match || !sameName || back[i].HasLocation != w.HasLocation ||
-					(back[i].Matched == nil) != (w.Matched == nil) || back[i].Label != w.Label || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
+					(back[i].Matched == nil) != (w.Matched == nil) || (w.Matched != nil && *back[i].Matched != *w.Matched) || back[i].Label != w.Label || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
 					t.Errorf("hit %d read back as %+v, want %+v", i, back[i], w)
 				}
 			}

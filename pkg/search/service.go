@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+
+	"golang.org/x/text/language"
 	"math"
 	"slices"
 	"strings"
@@ -49,6 +51,11 @@ type Request struct {
 	BiasScale float64
 	// Box, when not nil, keeps only the cities inside it.
 	Box *Box
+	// Languages, best first, are those to show names in (see
+	// ParseLanguages): each hit's name is its local name in the first
+	// of them that has one, and its country's name too; none shows the
+	// dataset's names.
+	Languages []language.Tag
 }
 
 // Result is the answer to a Request.
@@ -101,11 +108,16 @@ type Hit struct {
 type NameMatch struct {
 	Name string
 	Span Span
+	// Former says that the place no longer goes by Name ("Bombay" for
+	// Mumbai; see LocalName.Former).
+	Former bool
 }
 
 // hit returns the Hit of f, whose key the first n bytes of the query
-// matched, with its distance to near when there is one.
-func hit(f *Found, n, edits int, near *Point) Hit {
+// matched, with its distance to near when there is one, in the languages
+// of loc (see localizer): the match span is of the name shown when the
+// query matched it.
+func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 	h := Hit{City: f.City, Edits: edits}
 	if edits > 0 {
 		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
@@ -114,15 +126,23 @@ func hit(f *Found, n, edits int, near *Point) Hit {
 		h.DistanceKm, h.HasDistance = DistanceKm(*near, Point{f.Lat, f.Lon}), true
 	}
 	slug := f.Key.Slug
+	typed := slug[:min(n, len(slug))] // the key's part that the query matched
 	if strings.HasPrefix(slug, string(ScriptMark)) { // the mark is no letter of the name
 		slug, n = slug[1:], n-1
 		h.Corrected = Unmarked(h.Corrected)
 	}
-	span := MatchSpanAt(f.KeyName(f.Key), f.Key.Offset, min(n, len(slug)))
-	if f.Key.Alt == 0 {
-		h.Match = span
-	} else {
-		h.Matched = &NameMatch{Name: f.KeyName(f.Key), Span: span}
+	matched := f.KeyName(f.Key)
+	if loc != nil {
+		h.Name, h.Country = loc.name(&f.City), loc.country(&f.City)
+	}
+	switch {
+	case h.Name == f.Name && f.Key.Alt == 0:
+		h.Match = MatchSpanAt(matched, f.Key.Offset, min(n, len(slug)))
+	case h.Name != f.Name && f.Key.Offset == 0 && strings.HasPrefix(AltKey(h.Name), typed): // the local name shown matches too
+		h.Match = MatchSpanAt(h.Name, 0, min(n, len(slug)))
+	default:
+		span := MatchSpanAt(matched, f.Key.Offset, min(n, len(slug)))
+		h.Matched = &NameMatch{Name: matched, Span: span, Former: formerName(&f.City, matched)}
 	}
 	return h
 }
@@ -154,7 +174,7 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	}
 	f := newFinder(s.store)
 	defer f.release()
-	f.ended, f.text = endsInSpace(req.Text), req.Text
+	f.ended, f.text, f.loc = endsInSpace(req.Text), req.Text, newLocalizer(req.Languages)
 	if q.Prefix[0] == ScriptMark {
 		res, err := s.find(ctx, f, q, req, false, false)
 		if err != nil || len(res.Hits) > 0 {
@@ -208,7 +228,7 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	}
 	res.Hits = make([]Hit, 0, len(found))
 	for i := range found {
-		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near))
+		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc))
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
 }
@@ -290,6 +310,7 @@ type finder struct {
 	found []Found
 	ended bool   // the query ends in a space (see compareRanked)
 	text  string // the text typed that the query being answered stands for (see typoBudget)
+	loc   *localizer
 }
 
 var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
@@ -306,7 +327,7 @@ func (f *finder) release() {
 		return // a rare huge answer: let it go
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
-	f.found, f.store, f.ended, f.text = f.found[:0], nil, false, ""
+	f.found, f.store, f.ended, f.text, f.loc = f.found[:0], nil, false, "", nil
 	finders.Put(f)
 }
 

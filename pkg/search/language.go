@@ -1,0 +1,145 @@
+package search
+
+import (
+	"errors"
+	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
+)
+
+// maxLanguages bounds a list of languages: nobody reads more than a few,
+// and each costs a lookup per hit.
+const maxLanguages = 10
+
+// ParseLanguages reads a list of languages as a person or a page gives it,
+// best first: BCP 47 tags separated by commas ("de,en", "pt-BR, pt"). A
+// tag that is well formed but that no registry knows ("xx") is kept: it
+// finds no names and the next language, or the dataset's names, answer.
+// Its error, for a tag that is not one at all, matches ErrInvalidQuery.
+func ParseLanguages(list string) ([]language.Tag, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(list, ",")
+	if len(parts) > maxLanguages {
+		return nil, invalid("lang", "Too many languages in lang: give at most %d", maxLanguages)
+	}
+	tags := make([]language.Tag, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		t, err := language.Parse(p)
+		var unknown language.ValueError
+		if err != nil && !errors.As(err, &unknown) {
+			return nil, invalid("lang", "Invalid lang %q: use language tags such as de or pt-BR, comma-separated", p)
+		}
+		tags = append(tags, t)
+	}
+	return tags, nil
+}
+
+// AcceptLanguages reads an Accept-Language header (RFC 9110) into a list
+// of languages, best first, leaving out "*". A header that cannot be read
+// gives none: browsers send what they send, and the dataset's names are a
+// fine answer to it.
+func AcceptLanguages(header string) []language.Tag {
+	tags, _, err := language.ParseAcceptLanguage(header)
+	if err != nil {
+		return nil
+	}
+	if len(tags) > maxLanguages {
+		tags = tags[:maxLanguages]
+	}
+	return tags
+}
+
+// localizer shows a hit in the languages of a request: the city's local
+// name (see LocalName) and its country's name (from CLDR, through
+// golang.org/x/text/language/display) in the first of the languages that
+// has one, its own names where none has. Region names stay the dataset's:
+// CLDR has no names of first-level divisions. English country names stay
+// the dataset's too, since those are English already.
+type localizer struct {
+	langs []language.Tag
+	// chains are the tags to look names up by, per language: the tag,
+	// then its parents ("de-CH", "de").
+	chains    [][]string
+	countries []display.Namer // per language, nil for English or no CLDR data
+}
+
+// newLocalizer returns the localizer of langs, nil for none.
+func newLocalizer(langs []language.Tag) *localizer {
+	if len(langs) == 0 {
+		return nil
+	}
+	l := &localizer{}
+	for _, t := range langs {
+		if t == language.Und { // an unknown language: it names nothing
+			continue
+		}
+		l.langs = append(l.langs, t)
+		var chain []string
+		for p := t; p != language.Und; p = p.Parent() {
+			chain = append(chain, p.String())
+		}
+		l.chains = append(l.chains, chain)
+		var namer display.Namer
+		if base, _ := t.Base(); base.String() != "en" {
+			namer = display.Regions(t)
+		}
+		l.countries = append(l.countries, namer)
+	}
+	return l
+}
+
+// name returns the name of c to show: its local name in the first
+// language that has one, else Name.
+func (l *localizer) name(c *City) string {
+	if l == nil || len(c.LocalNames) == 0 {
+		return c.Name
+	}
+	for _, chain := range l.chains {
+		for _, tag := range chain {
+			for i := range c.LocalNames {
+				if n := &c.LocalNames[i]; !n.Former && n.Lang == tag {
+					return n.Name
+				}
+			}
+		}
+	}
+	return c.Name
+}
+
+// country returns the name of the country of c to show: CLDR's in the
+// first language that names it, else Country.
+func (l *localizer) country(c *City) string {
+	if l == nil || len(c.CountryCode) != 2 {
+		return c.Country
+	}
+	region, err := language.ParseRegion(c.CountryCode)
+	if err != nil {
+		return c.Country
+	}
+	for i, namer := range l.countries {
+		if namer == nil {
+			if base, _ := l.langs[i].Base(); base.String() == "en" {
+				return c.Country // the dataset's English, before any later language
+			}
+			continue
+		}
+		if name := namer.Name(region); name != "" {
+			return name
+		}
+	}
+	return c.Country
+}
+
+// formerName reports whether name is one that c no longer goes by.
+func formerName(c *City, name string) bool {
+	for i := range c.LocalNames {
+		if n := &c.LocalNames[i]; n.Former && n.Name == name {
+			return true
+		}
+	}
+	return false
+}
