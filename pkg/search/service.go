@@ -126,7 +126,7 @@ func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 		h.DistanceKm, h.HasDistance = DistanceKm(*near, Point{f.Lat, f.Lon}), true
 	}
 	slug := f.Key.Slug
-	typed := slug[:min(n, len(slug))] // the key's part that the query matched
+	typed := slug[:min(n, len(slug))]                // the key's part that the query matched
 	if strings.HasPrefix(slug, string(ScriptMark)) { // the mark is no letter of the name
 		slug, n = slug[1:], n-1
 		h.Corrected = Unmarked(h.Corrected)
