@@ -38,12 +38,17 @@ type snapshot struct {
 	cities       int
 	// altNames holds every alternate name, city by city, aliasing the
 	// blob; altAt gives a city's as first<<32 | count.
-	altNames  []string
-	altAt     map[uint32]uint64
-	listCap   int
-	scanLimit int
-	imported  time.Time
-	source    search.Source
+	altNames []string
+	altAt    map[uint32]uint64
+	// localNames holds every local name, city by city, aliasing the
+	// locals section; localAt gives a city's as altAt does (nil when no
+	// city has any).
+	localNames []search.LocalName
+	localAt    map[uint32]uint64
+	listCap    int
+	scanLimit  int
+	imported   time.Time
+	source     search.Source
 }
 
 // stats describes the dataset the snapshot holds.
@@ -168,6 +173,7 @@ func (s *snapshot) fillCity(f *search.City, c uint32) {
 	f.Country, f.CountryCode, f.Subcountry, f.Region = a.country, a.code, a.subcountry, a.region
 	f.Population = int64(r.pop())
 	f.Lat, f.Lon, f.HasLocation = r.location()
+	s.fillLocalNames(f, c)
 	f.AltNames = nil
 	if r.hasAltNames() {
 		at := s.altAt[c]
