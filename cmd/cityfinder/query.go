@@ -144,6 +144,8 @@ func writeHits(out io.Writer, hits []search.Hit) error {
 			pop = thousands(h.Population)
 		}
 		switch {
+		case h.Matched != nil && h.Matched.Former:
+			note = fmt.Sprintf("formerly %q", h.Matched.Name)
 		case h.Matched != nil:
 			note = fmt.Sprintf("matched %q", h.Matched.Name)
 		case h.Corrected != "":

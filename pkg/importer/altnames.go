@@ -222,7 +222,9 @@ func (p *altNameParser) lang(code []byte) (string, bool) {
 // Localize returns a reader of the cities of r with their local names:
 // each city whose ID is a place of n gets them as LocalNames, and those
 // of their names that are no key of the city yet (see search.AltKey)
-// among its AltNames, so that queries find it by them.
+// among its AltNames, so that queries find it by them, but for those that
+// read as codes or machine transliterations, which the cities file's
+// names leave out too (see nameTidier).
 func (n *LocalNames) Localize(r search.CityReader) *LocalizedReader {
 	return &LocalizedReader{r: r, names: n}
 }
@@ -268,7 +270,8 @@ func (lr *LocalizedReader) localize(c *search.City, list []localName) {
 		c.LocalNames[i] = list[i].LocalName
 		name := list[i].Name
 		key := search.AltKey(name)
-		if key == "" || key == c.Slug || slices.Contains(lr.keys, key) || utf8.RuneCountInString(name) > MaxAltNameRunes {
+		if key == "" || key == c.Slug || slices.Contains(lr.keys, key) || utf8.RuneCountInString(name) > MaxAltNameRunes ||
+			codeLike(name) || uncapitalised(name) { // as the cities file's names are tidied
 			continue
 		}
 		if len(alts) == len(c.AltNames) {

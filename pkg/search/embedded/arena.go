@@ -46,7 +46,7 @@ func (b *builder) add(c *search.City) error {
 	if len(c.Slug) > math.MaxUint16 || len(c.Name) > math.MaxUint16 {
 		return fmt.Errorf("%w: name of %d bytes is too long", search.ErrInvalidCity, len(c.Name))
 	}
-	if err := b.local.add(uint32(b.count), c.LocalNames); err != nil {
+	if err := b.local.add(uint32(b.count), c); err != nil {
 		return err
 	}
 	a := area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region}

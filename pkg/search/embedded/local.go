@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -16,20 +17,30 @@ import (
 //	            a sentinel entry, of record math.MaxUint32, that ends the
 //	            last city's names
 //	locals      each name: its head (localHead bytes: the length of its
-//	            language tag, its flags, the length of its name), then
-//	            the tag and the name
+//	            language tag, its flags, and the length of its name or,
+//	            with localRef, which of its city's names it is), then the
+//	            tag and, without localRef, the name
 //
-// Queries never read them: they are copied into the cities that searches
-// return, as alternate names are.
+// Most local names are also the city's name or one of its alternate
+// names (an import adds them there, see search.City.LocalNames): those
+// are a reference, not a copy. Queries never read the sections: they are
+// copied into the cities that searches return, as alternate names are.
 const localHead = 4
 
-// localFormer is the flag of a former name (search.LocalName.Former).
-const localFormer = 1
+// Flags of a local name.
+const (
+	// localFormer marks a former name (search.LocalName.Former).
+	localFormer = 1
+	// localRef says that the name is its city's: Name for 0, else
+	// AltNames[ref-1].
+	localRef = 2
+)
 
-// appendLocalNames appends names to a locals section: the only writer of
-// its layout. A tag or name too long for its head is an invalid city.
-func appendLocalNames(dst []byte, names []search.LocalName) ([]byte, error) {
-	for _, n := range names {
+// appendLocalNames appends the local names of c to a locals section: the
+// only writer of its layout. A tag or name too long for its head is an
+// invalid city.
+func appendLocalNames(dst []byte, c *search.City) ([]byte, error) {
+	for _, n := range c.LocalNames {
 		if len(n.Lang) > math.MaxUint8 || len(n.Name) > math.MaxUint16 {
 			return dst, fmt.Errorf("%w: local name of %d bytes in a language of %d is too long", search.ErrInvalidCity, len(n.Name), len(n.Lang))
 		}
@@ -37,30 +48,56 @@ func appendLocalNames(dst []byte, names []search.LocalName) ([]byte, error) {
 		if n.Former {
 			flags |= localFormer
 		}
+		size, inline := len(n.Name), n.Name
+		if ref, ok := cityNameRef(c, n.Name); ok {
+			flags |= localRef
+			size, inline = ref, ""
+		}
 		dst = append(dst, byte(len(n.Lang)), flags)
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(n.Name)))
-		dst = append(append(dst, n.Lang...), n.Name...)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(size))
+		dst = append(append(dst, n.Lang...), inline...)
 	}
 	return dst, nil
 }
 
+// cityNameRef returns which of c's names name is (see localRef).
+func cityNameRef(c *search.City, name string) (int, bool) {
+	if name == c.Name {
+		return 0, true
+	}
+	if i := slices.Index(c.AltNames, name); i >= 0 && i < math.MaxUint16 {
+		return i + 1, true
+	}
+	return 0, false
+}
+
 // readLocalName reads the name at the start of b, the rest of a locals
-// section, and its size: the only reader of its layout. The strings alias
-// b.
-func readLocalName(b []byte) (search.LocalName, int, error) {
+// section, of the city whose name and alternate names these are, and its
+// size: the only reader of its layout. The strings alias b or the city's.
+func readLocalName(b []byte, name string, alts []string) (search.LocalName, int, error) {
 	if len(b) < localHead {
 		return search.LocalName{}, 0, fmt.Errorf("%w: local name cut short", errCorrupt)
 	}
-	langLen, flags, nameLen := int(b[0]), b[1], int(le16(b, 2))
-	size := localHead + langLen + nameLen
-	if flags&^localFormer != 0 || len(b) < size {
+	langLen, flags, n := int(b[0]), b[1], int(le16(b, 2))
+	size := localHead + langLen
+	if flags&localRef == 0 {
+		size += n
+	}
+	if flags&^(localFormer|localRef) != 0 || len(b) < size {
 		return search.LocalName{}, 0, fmt.Errorf("%w: local name cut short or of unknown flags", errCorrupt)
 	}
-	return search.LocalName{
-		Lang:   aliasString(b[localHead : localHead+langLen]),
-		Name:   aliasString(b[localHead+langLen : size]),
-		Former: flags&localFormer != 0,
-	}, size, nil
+	l := search.LocalName{Lang: aliasString(b[localHead : localHead+langLen]), Former: flags&localFormer != 0}
+	switch {
+	case flags&localRef == 0:
+		l.Name = aliasString(b[localHead+langLen : size])
+	case n == 0:
+		l.Name = name
+	case n <= len(alts):
+		l.Name = alts[n-1]
+	default:
+		return search.LocalName{}, 0, fmt.Errorf("%w: local name of an alternate name its city does not have", errCorrupt)
+	}
+	return l, size, nil
 }
 
 // localBuild is where the local names of the cities being built are, as
@@ -70,14 +107,14 @@ type localBuild struct {
 	spans  map[uint32][2]uint32
 }
 
-// add keeps the local names of the city read as number i.
-func (lb *localBuild) add(i uint32, names []search.LocalName) error {
-	if len(names) == 0 {
+// add keeps the local names of c, the city read as number i.
+func (lb *localBuild) add(i uint32, c *search.City) error {
+	if len(c.LocalNames) == 0 {
 		return nil
 	}
 	start := len(lb.locals)
 	var err error
-	if lb.locals, err = appendLocalNames(lb.locals, names); err != nil {
+	if lb.locals, err = appendLocalNames(lb.locals, c); err != nil {
 		lb.locals = lb.locals[:start]
 		return err
 	}
@@ -130,12 +167,13 @@ func (s *snapshot) parseLocalNames(index, locals []byte) error {
 		}
 		prev = int(rec)
 		start := len(s.localNames)
+		cityName, alts := aliasString(s.name(rec)), s.altNamesOf(rec)
 		for off := int(first); off < int(next); {
-			name, size, err := readLocalName(locals[off:next])
+			local, size, err := readLocalName(locals[off:next], cityName, alts)
 			if err != nil {
 				return err
 			}
-			s.localNames = append(s.localNames, name)
+			s.localNames = append(s.localNames, local)
 			off += size
 		}
 		s.localAt[rec] = uint64(start)<<32 | uint64(len(s.localNames)-start)
@@ -144,6 +182,16 @@ func (s *snapshot) parseLocalNames(index, locals []byte) error {
 		return fmt.Errorf("%w: local names end at %d of %d bytes", errCorrupt, end, len(locals))
 	}
 	return nil
+}
+
+// altNamesOf returns the alternate names of record c, a city's.
+func (s *snapshot) altNamesOf(c uint32) []string {
+	if !s.rec(c).hasAltNames() {
+		return nil
+	}
+	at := s.altAt[c]
+	first, n := at>>32, at&math.MaxUint32
+	return s.altNames[first : first+n : first+n]
 }
 
 // fillLocalNames gives f the local names of record c, if it has any.

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -174,10 +173,5 @@ func (s *snapshot) fillCity(f *search.City, c uint32) {
 	f.Population = int64(r.pop())
 	f.Lat, f.Lon, f.HasLocation = r.location()
 	s.fillLocalNames(f, c)
-	f.AltNames = nil
-	if r.hasAltNames() {
-		at := s.altAt[c]
-		first, n := at>>32, at&math.MaxUint32
-		f.AltNames = s.altNames[first : first+n : first+n]
-	}
+	f.AltNames = s.altNamesOf(c)
 }
