@@ -14,7 +14,7 @@ import (
 func localCities() []search.City {
 	munich := CountryCity("Munich", "Germany", "de", 1260391)
 	munich.AltNames = []string{"München", "ミュンヘン"}
-	munich.LocalNames = []search.LocalName{{Lang: "de", Name: "München"}, {Lang: "ja", Name: "ミュンヘン"}, {Lang: "zh-Hant", Name: "慕尼黑"}}
+	munich.LocalNames = []search.LocalName{{Lang: "de", Name: "München"}, {Lang: "ja", Name: "ミュンヘン"}, {Lang: "zh-Hant", Name: "慕尼黑"}, {Lang: "en", Name: "Munich"}}
 	mumbai := CountryCity("Mumbai", "India", "in", 12691836)
 	mumbai.AltNames = []string{"Bombay"}
 	mumbai.LocalNames = []search.LocalName{{Lang: "en", Name: "Bombay", Former: true}, {Name: "Bambai", Former: true}}
