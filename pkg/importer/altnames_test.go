@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"archive/zip"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -138,4 +140,53 @@ func TestReadLocalNamesRejectsMalformedRows(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Role != importer.RoleAlternateNames || !strings.Contains(err.Error(), "alternate names file "+localOKFN) {
 		t.Errorf("an okfn CSV as alternate names: err = %v, want an InputError naming it", err)
 	}
+}
+
+// A file that names none of the source's cities is no error, but the
+// import says so.
+func TestImportWarnsOfAlternateNamesOfNoCity(t *testing.T) {
+	other := writeTemp(t, "alternateNamesV2.txt", "1\t42\tde\tNirgendwo\t1\t\t\t\t\t\n")
+	sum, err := (&importer.Importer{Store: newRecordingStore(t)}).Import(t.Context(), importer.Request{Dataset: search.Small,
+		Source: importer.Source{Name: localOKFN}, AlternateNames: importer.Source{Name: other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ie *importer.InputError
+	if sum.Localized != 0 || len(sum.Warnings) != 1 || !errors.As(sum.Warnings[0], &ie) || ie.Role != importer.RoleAlternateNames ||
+		!errors.Is(ie, importer.ErrUnusedInput) {
+		t.Errorf("summary %+v, want one warning about the alternate names", sum)
+	}
+}
+
+// Whatever the file holds, reading it never panics, every kept name is a
+// valid UTF-8 name with a language or a former name, and the counts add up.
+func FuzzReadLocalNames(f *testing.F) {
+	f.Add([]byte("1\t2867714\tde\tMünchen\t1\t\t\t\t\t\n2\t1275339\ten\tBombay\t\t\t\t1\t\t\n"))
+	f.Add([]byte("3\t1\tpost\t80331\t\t\t\t\n4\t1\t\tX\t\t\t\t1\n"))
+	f.Add([]byte("5\tx\tde\t\xff\tyes\t\t\t\t\t\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		names, err := importer.ReadLocalNames(bytes.NewReader(data), importer.ReaderOptions{})
+		if err != nil {
+			if !errors.Is(err, importer.ErrHeader) && !errors.Is(err, importer.ErrMalformedRow) {
+				t.Fatalf("ReadLocalNames: %v", err)
+			}
+			return
+		}
+		st := names.Stats
+		if st.Rejected+st.Skipped > st.Rows || len(st.Rejections) > st.Rejected || names.Len() > st.Rows {
+			t.Fatalf("stats %+v of %d places do not add up", st, names.Len())
+		}
+		cities, err := search.ReadAll(names.Localize(&search.SliceReader{Cities: []search.City{
+			{ID: 1, Name: "A", Slug: "a"}, {ID: 2867714, Name: "Munich", Slug: "munich"}, {ID: 1275339, Name: "Mumbai", Slug: "mumbai"}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cities {
+			for _, n := range c.LocalNames {
+				if strings.TrimSpace(n.Name) == "" || !utf8.ValidString(n.Name) || (n.Lang == "" && !n.Former) {
+					t.Fatalf("%s has the local name %+v", c.Name, n)
+				}
+			}
+		}
+	})
 }

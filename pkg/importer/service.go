@@ -278,7 +278,10 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		sum.Named = mmRegions.held.named
 	}
 	if localized != nil {
-		sum.Localized = localized.Localized()
+		if sum.Localized = localized.Localized(); sum.Localized == 0 {
+			sum.Warnings = append(sum.Warnings, &InputError{RoleAlternateNames,
+				fmt.Errorf("%w: no city of %s has a geonameid that %s names", ErrUnusedInput, req.Source, locals.Source)})
+		}
 	}
 	if gnRegions != nil && gnRegions.names != nil {
 		sum.Regions, sum.Named = gnRegions.names.Len(), gnRegions.named

@@ -125,3 +125,21 @@ func TestAcceptLanguages(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the list, ParseLanguages never panics, and refuses it only
+// with an invalid lang.
+func FuzzParseLanguages(f *testing.F) {
+	for _, s := range []string{"de,en", "pt-BR, pt", "xx", "de;q=1", "", ",", "zh-Hant-TW", "x-private"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		tags, err := search.ParseLanguages(list)
+		var inv *search.InvalidError
+		if err != nil && (!errors.As(err, &inv) || inv.Field != "lang") {
+			t.Fatalf("ParseLanguages(%q): %v, want an invalid lang", list, err)
+		}
+		if len(tags) > 10 {
+			t.Fatalf("ParseLanguages(%q) kept %d languages", list, len(tags))
+		}
+	})
+}
