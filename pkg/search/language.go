@@ -143,3 +143,28 @@ func formerName(c *City, name string) bool {
 	}
 	return false
 }
+
+// scoreKey is the key by which Score counts a match of c through k: the
+// local name that the reader's language shows counts as the city's name
+// ("mün" in German weighs München as a name, not as one of Munich's
+// many alternate names). k itself is left as it is: it says which name
+// matched.
+func (l *localizer) scoreKey(c *City, k NameKey) NameKey {
+	if l == nil || k.Alt == 0 || len(c.LocalNames) == 0 {
+		return k
+	}
+	if shown := l.name(c); shown != c.Name && c.KeyName(k) == shown {
+		k.Alt = 0
+	}
+	return k
+}
+
+// scored returns f reached through text with edits typos, scored by the
+// local name its reader's language shows (see scoreKey).
+func (f *finder) scored(found *Found, text string, edits int) variantFound {
+	v := scored(found, text, edits)
+	if k := f.loc.scoreKey(&found.City, found.Key); k != found.Key {
+		v.score = Score(text, k, found.Population, len(found.AltNames), edits)
+	}
+	return v
+}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/storetest"
 )
 
 // localCities are cities with names in other languages, as an import with
@@ -142,4 +143,27 @@ func FuzzParseLanguages(f *testing.F) {
 			t.Fatalf("ParseLanguages(%q) kept %d languages", list, len(tags))
 		}
 	})
+}
+
+// The name that the reader's language shows weighs as a name: "münc" in
+// German ranks München (an alternate name of Munich) as a name, above a
+// smaller city whose own name starts so (a made-up Münchberg the size of
+// Münster).
+func TestLocalNamesRankAsNames(t *testing.T) {
+	munich := search.City{Name: "Munich", Slug: "munich", Country: "Germany", CountryCode: "de", Population: 1260391,
+		AltNames: []string{"München"}, LocalNames: []search.LocalName{{Lang: "de", Name: "München"}}}
+	svc, _ := mustService(t, munich, storetest.CountryCity("Münchberg", "Germany", "de", 315293))
+	for langs, want := range map[string]string{"": "Münchberg", "de": "München", "fr": "Münchberg"} {
+		tags, err := search.ParseLanguages(langs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "münc", Limit: 2, Languages: tags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 2 || res.Hits[0].Name != want {
+			t.Errorf("münc in %q: %+v, want %s first", langs, res.Hits, want)
+		}
+	}
 }

@@ -262,7 +262,7 @@ func (f *finder) withTypos(found []variantFound, typos []Typo, b bias) []variant
 	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
 	for i := range typos {
 		if !listedFound(all, &typos[i].City) { // also a prefix match through another name
-			all = append(all, scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
+			all = append(all, f.scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
 		}
 	}
 	f.sort(all, b)
@@ -396,7 +396,7 @@ func (f *finder) sort(found []variantFound, b bias) {
 			if c.HasLocation {
 				d = DistanceKm(*b.near, Point{c.Lat, c.Lon})
 			}
-			c.score = biasScore(Score(c.prefix, c.Key, c.Population, len(c.AltNames), c.edits), d, b.scale)
+			c.score = biasScore(Score(c.prefix, f.loc.scoreKey(&c.City, c.Key), c.Population, len(c.AltNames), c.edits), d, b.scale)
 		}
 	}
 	slices.SortStableFunc(found, func(x, y variantFound) int { return compareRanked(&x, &y, f.ended) })
@@ -550,7 +550,7 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 				out = make([]variantFound, 0, len(found)*len(variants))
 			}
 			for i := range found {
-				out = append(out, scored(&found[i], v, 0))
+				out = append(out, f.scored(&found[i], v, 0))
 			}
 		}
 	}
