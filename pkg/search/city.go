@@ -40,8 +40,10 @@ type City struct {
 	AltNames []string
 	// LocalNames are its names in particular languages, from GeoNames'
 	// alternate names file (see LocalName): what Request.Languages shows
-	// instead of Name, and its former names. Each is also one of AltNames
-	// or Name, by slug, so that queries find it; empty without that file.
+	// instead of Name, and its former names; empty without that file. The
+	// import adds those that read as names to AltNames too, unless Name or
+	// an alternate name has their slug, so that queries find the city by
+	// them.
 	LocalNames []LocalName
 }
 

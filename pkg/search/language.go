@@ -57,13 +57,16 @@ func AcceptLanguages(header string) []language.Tag {
 // name (see LocalName) and its country's name (from CLDR, through
 // golang.org/x/text/language/display) in the first of the languages that
 // has one, its own names where none has. Region names stay the dataset's:
-// CLDR has no names of first-level divisions. English country names stay
-// the dataset's too, since those are English already.
+// CLDR has no names of first-level divisions. English stands for the
+// dataset's own names, which are English already (GeoNames' main names,
+// the okfn and MaxMind files' English country names): a city without an
+// English local name shows them when English comes before the languages
+// it has names in, so that "en,de" shows Munich, not München.
 type localizer struct {
-	langs []language.Tag
 	// chains are the tags to look names up by, per language: the tag,
 	// then its parents ("de-CH", "de").
 	chains    [][]string
+	english   []bool          // per language
 	countries []display.Namer // per language, nil for English or no CLDR data
 }
 
@@ -77,17 +80,18 @@ func newLocalizer(langs []language.Tag) *localizer {
 		if t == language.Und { // an unknown language: it names nothing
 			continue
 		}
-		l.langs = append(l.langs, t)
 		var chain []string
 		for p := t; p != language.Und; p = p.Parent() {
 			chain = append(chain, p.String())
 		}
 		l.chains = append(l.chains, chain)
+		base, _ := t.Base()
+		english := base.String() == "en"
 		var namer display.Namer
-		if base, _ := t.Base(); base.String() != "en" {
+		if !english {
 			namer = display.Regions(t)
 		}
-		l.countries = append(l.countries, namer)
+		l.english, l.countries = append(l.english, english), append(l.countries, namer)
 	}
 	return l
 }
@@ -98,13 +102,16 @@ func (l *localizer) name(c *City) string {
 	if l == nil || len(c.LocalNames) == 0 {
 		return c.Name
 	}
-	for _, chain := range l.chains {
+	for k, chain := range l.chains {
 		for _, tag := range chain {
 			for i := range c.LocalNames {
 				if n := &c.LocalNames[i]; !n.Former && n.Lang == tag {
 					return n.Name
 				}
 			}
+		}
+		if l.english[k] {
+			break // the dataset's name, before any later language
 		}
 	}
 	return c.Name
@@ -120,11 +127,11 @@ func (l *localizer) country(c *City) string {
 	if err != nil {
 		return c.Country
 	}
-	for i, namer := range l.countries {
+	for k, namer := range l.countries {
+		if l.english[k] {
+			break // the dataset's English, before any later language
+		}
 		if namer == nil {
-			if base, _ := l.langs[i].Base(); base.String() == "en" {
-				return c.Country // the dataset's English, before any later language
-			}
 			continue
 		}
 		if name := namer.Name(region); name != "" {

@@ -52,6 +52,7 @@ func TestFindInLanguages(t *testing.T) {
 		{"English country names are the dataset's", "flor", "en-GB", "Florence", "Italy", search.Span{End: 4}, nil},
 		{"the first language with a name", "firenze", "fr,de", "Florenz", "Italie", search.Span{}, &search.NameMatch{Name: "Firenze", Span: search.Span{End: 7}}},
 		{"a region's tag falls back to its language", "munich", "de-AT", "München", "Deutschland", search.Span{}, &search.NameMatch{Name: "Munich", Span: search.Span{End: 6}}},
+		{"English before German: the dataset's names, English already", "munich", "en,de", "Munich", "Germany", search.Span{End: 6}, nil},
 		{"an unknown language shows the dataset's names", "munich", "xx", "Munich", "Germany", search.Span{End: 6}, nil},
 		{"a name with the slug of the shown one", "zurich", "de", "Zürich", "Schweiz", search.Span{End: 6}, nil},
 		{"a former name is found and says so", "bombay", "", "Mumbai", "India", search.Span{}, &search.NameMatch{Name: "Bombay", Span: search.Span{End: 6}, Former: true}},

@@ -2,14 +2,14 @@ package search
 
 import (
 	"context"
-
-	"golang.org/x/text/language"
 	"math"
 	"slices"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/language"
 )
 
 // Limits on the text of a Request.
@@ -126,7 +126,9 @@ func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 		h.DistanceKm, h.HasDistance = DistanceKm(*near, Point{f.Lat, f.Lon}), true
 	}
 	slug := f.Key.Slug
-	typed := slug[:min(n, len(slug))]                // the key's part that the query matched
+	// typed is the part of the key that the query matched, to tell
+	// whether it matches a local name shown instead too.
+	typed := slug[:min(n, len(slug))]
 	if strings.HasPrefix(slug, string(ScriptMark)) { // the mark is no letter of the name
 		slug, n = slug[1:], n-1
 		h.Corrected = Unmarked(h.Corrected)
