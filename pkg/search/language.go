@@ -175,3 +175,20 @@ func (f *finder) scored(found *Found, text string, edits int) variantFound {
 	}
 	return v
 }
+
+// Localize shows hits that no query matched (a city looked up by its id,
+// the cities around a point) in langs, as Find shows its own: each hit's
+// Name becomes its local name in the first of langs that has one, and its
+// Country CLDR's name; nothing changes without langs. A hit that Find
+// returned is in its languages already, and its match spans are of the
+// names shown: Localize must not be applied to it again.
+func Localize(hits []Hit, langs []language.Tag) {
+	loc := newLocalizer(langs)
+	if loc == nil {
+		return
+	}
+	for i := range hits {
+		c := &hits[i].City
+		c.Name, c.Country = loc.name(c), loc.country(c)
+	}
+}

@@ -168,3 +168,16 @@ func TestLocalNamesRankAsNames(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalize(t *testing.T) {
+	hits := []search.Hit{{City: localCities()[0]}, {City: localCities()[2]}}
+	search.Localize(hits, nil)
+	if hits[0].Name != "Munich" || hits[0].Country != "Germany" {
+		t.Errorf("without languages: %s in %s, want the dataset's names", hits[0].Name, hits[0].Country)
+	}
+	search.Localize(hits, []language.Tag{language.German})
+	if hits[0].Name != "München" || hits[0].Country != "Deutschland" || hits[1].Name != "Mumbai" || hits[1].Country != "Indien" {
+		t.Errorf("in German: %s in %s, %s in %s; want München in Deutschland, Mumbai in Indien",
+			hits[0].Name, hits[0].Country, hits[1].Name, hits[1].Country)
+	}
+}
