@@ -28,7 +28,9 @@ type importConfig struct {
 	GeoNames    string `mapstructure:"geonames"`
 	Source      string `mapstructure:"source"`
 	RegionNames string `mapstructure:"region_names"`
-	DownloadDir string `mapstructure:"download_dir"`
+	// AlternateNames is import.alternate_names.
+	AlternateNames string `mapstructure:"alternate_names"`
+	DownloadDir    string `mapstructure:"download_dir"`
 }
 
 func newImportCmd(a *app) *cobra.Command {
@@ -99,12 +101,14 @@ a line says when none could.`,
 func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.Writer, opts importOptions) error {
 	d := search.Dataset(a.cfg.Dataset)
 	req := importer.Request{
-		Dataset:     d,
-		Source:      importer.Source{Name: cmp.Or(opts.File, defaultSource(d, a.cfg.Import.Source))},
-		GeoNames:    importer.Source{Name: a.cfg.Import.GeoNames},
-		Strict:      opts.Strict,
-		AllowShrink: a.cfg.Import.AllowShrink,
-		Download:    importer.DownloadOptions{Timeouts: downloadTimeouts(a.cfg), Dir: downloadDir(a.cfg)},
+		Dataset:  d,
+		Source:   importer.Source{Name: cmp.Or(opts.File, defaultSource(d, a.cfg.Import.Source))},
+		GeoNames: importer.Source{Name: a.cfg.Import.GeoNames},
+		// A zero Source is none, as for GeoNames.
+		AlternateNames: importer.Source{Name: a.cfg.Import.AlternateNames},
+		Strict:         opts.Strict,
+		AllowShrink:    a.cfg.Import.AllowShrink,
+		Download:       importer.DownloadOptions{Timeouts: downloadTimeouts(a.cfg), Dir: downloadDir(a.cfg)},
 	}
 	if d == search.Large {
 		if req.RegionNames.Name = a.cfg.Import.RegionNames; req.RegionNames.Name == "" {
@@ -124,6 +128,10 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	if sum.Rejected > 0 {
 		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.Source)
 		sum.WriteRejections(stderr)
+	}
+	if alt := sum.AlternateNames; alt.Rejected > 0 {
+		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.AlternateNames)
+		(importer.Summary{Rejected: alt.Rejected, Rejections: alt.Rejections}).WriteRejections(stderr)
 	}
 	var ie *importer.InputError
 	switch {
@@ -148,8 +156,11 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 
 // roleSetting is the setting that gives an input of an import.
 func roleSetting(r importer.Role) *setting {
-	if r == importer.RoleGeoNames {
+	switch r {
+	case importer.RoleGeoNames:
 		return settingGeoNames
+	case importer.RoleAlternateNames:
+		return settingAlternateNames
 	}
 	return settingRegionNames
 }

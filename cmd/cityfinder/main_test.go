@@ -310,7 +310,7 @@ func TestServe(t *testing.T) {
 	base := startServe(t, "--data-dir", dir, "--window", "1500ms", "--max", "2")
 
 	code, body := get(t, base+"/search?q=istanbul")
-	if code != 200 || !strings.HasPrefix(body, `[{"name":"İstanbul","slug":"istanbul","country":"Türkiye"`) {
+	if code != 200 || !strings.HasPrefix(body, `[{"name":"İstanbul","label":"İstanbul","slug":"istanbul","country":"Türkiye"`) {
 		t.Errorf("GET /search?q=istanbul = %d %s", code, body)
 	}
 	code, body = get(t, base+"/search?q=ist&dataset=large")

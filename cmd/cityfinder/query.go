@@ -23,6 +23,7 @@ type queryOptions struct {
 	Near      string
 	BiasScale float64
 	Box       string
+	Lang      string
 }
 
 func newQueryCmd(a *app) *cobra.Command {
@@ -51,6 +52,7 @@ func newQueryCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&opts.Near, "near", "", "rank cities near LAT,LON higher, and print how far they are")
 	cmd.Flags().Float64Var(&opts.BiasScale, "bias-scale", search.DefaultBiasScale, "how strongly --near pulls, from 0 (not at all) to 1")
 	cmd.Flags().StringVar(&opts.Box, "bbox", "", "only cities inside minLon,minLat,maxLon,maxLat")
+	cmd.Flags().StringVar(&opts.Lang, "lang", "", "show names in these languages, best first (de,en), where the import had them (see import --alternate-names)")
 	return cmd
 }
 
@@ -72,6 +74,7 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		return err
 	}
 	if opts.JSON {
+		search.Label(res.Hits) // as the HTTP API labels them
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		return enc.Encode(res.Hits)
@@ -99,6 +102,9 @@ func (o queryOptions) request(d search.Dataset, text string) (search.Request, er
 		return req, fmt.Errorf("invalid --bias-scale %v: use a number from 0 to 1", o.BiasScale)
 	}
 	var err error
+	if req.Languages, err = search.ParseLanguages(o.Lang); err != nil {
+		return req, fmt.Errorf("invalid --lang: %w", err)
+	}
 	if o.Near != "" {
 		if req.Near, err = search.ParsePoint(o.Near); err != nil {
 			return req, fmt.Errorf("invalid --near %q: use LAT,LON, latitude from -90 to 90 and longitude from -180 to 180", o.Near)
@@ -138,6 +144,8 @@ func writeHits(out io.Writer, hits []search.Hit) error {
 			pop = thousands(h.Population)
 		}
 		switch {
+		case h.Matched != nil && h.Matched.Former:
+			note = fmt.Sprintf("formerly %q", h.Matched.Name)
 		case h.Matched != nil:
 			note = fmt.Sprintf("matched %q", h.Matched.Name)
 		case h.Corrected != "":

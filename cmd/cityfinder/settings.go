@@ -159,6 +159,10 @@ var (
 		form: "the path of an okfn world-cities CSV",
 		note: `GeoNames and MaxMind give codes ("40", "ENG"), the large dataset shows names ("Tokyo", "England") wherever the CSV ` +
 			"names them (a MaxMind file's only with import.geonames). Empty: the regions keep their codes, and the import says so."}
+	settingAlternateNames = &setting{key: "import.alternate_names", flag: "alternate-names", env: "CITYFINDER_ALTERNATE_NAMES", kind: textKind, def: "", commands: cmdImport,
+		doc:  "GeoNames alternate names file (alternateNamesV2.txt or alternateNames.txt, .gz or .zip) whose names in other languages lang= shows",
+		form: "the path of a GeoNames alternate names file",
+		note: "Cities are matched by geonameid; former names (Bombay) find their cities too. Empty: names only as the dataset gives them. See docs/languages.md."}
 	settingDownloadDir = &setting{key: "import.download_dir", flag: "download-dir", env: "CITYFINDER_DOWNLOAD_DIR", kind: textKind, def: "", commands: cmdImport,
 		doc:  "directory that import downloads a dataset into, once, when --file is not given or is a URL (default: downloads in --data-dir)",
 		form: "the path of a directory",
@@ -303,7 +307,7 @@ var (
 // settings is the table: every setting, in the order of the config file.
 var settings = []*setting{
 	settingConfig, settingDataDir, settingDataset,
-	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingDownloadDir,
+	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingAlternateNames, settingDownloadDir,
 	settingLogLevel,
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,

@@ -158,9 +158,10 @@ var badSettings = map[*setting][]badSetting{
 
 // anyText are the settings that accept every text, and why.
 var anyText = map[*setting]string{
-	settingGeoNames:    "a path, which the import opens",
-	settingRegionNames: "a path, which the import opens",
-	settingDownloadDir: "a path, which the import creates when it downloads",
+	settingGeoNames:       "a path, which the import opens",
+	settingRegionNames:    "a path, which the import opens",
+	settingAlternateNames: "a path, which the import opens",
+	settingDownloadDir:    "a path, which the import creates when it downloads",
 }
 
 // goParserWords are what Go's parsers and the decoder say; no message

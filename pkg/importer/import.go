@@ -59,6 +59,12 @@ type Summary struct {
 	// Named is how many of the rows that reached the store (duplicates
 	// included) got their region's name from Request.RegionNames.
 	Named int
+	// Localized is how many of the rows that reached the store (duplicates
+	// included) got names in other languages from Request.AlternateNames;
+	// AlternateNames counts that file's rows, its malformed ones with
+	// their line numbers.
+	Localized      int
+	AlternateNames ReadStats
 	// Rejections are the first Request.MaxReported malformed rows.
 	Rejections []RowError
 	// Warnings are what the import could not do of what the request asked,
@@ -83,6 +89,9 @@ func (s Summary) String() string {
 	}
 	if s.Named > 0 {
 		p.Fprintf(&b, ", %d with region names", s.Named)
+	}
+	if s.AlternateNames.Rows > 0 {
+		p.Fprintf(&b, ", %d with names in other languages (%d alternate names rejected)", s.Localized, s.AlternateNames.Rejected)
 	}
 	if s.UnknownCountries > 0 {
 		p.Fprintf(&b, ", %d with unknown country codes %s", s.UnknownCountries, strings.Join(s.UnknownCodes, " "))

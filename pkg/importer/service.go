@@ -61,6 +61,12 @@ type Request struct {
 	// and keeps the code as Region. A MaxMind file's codes are named
 	// through GeoNames, whose places tell what they stand for.
 	RegionNames Source
+	// AlternateNames, when set, is GeoNames' alternate names file
+	// (alternateNamesV2.txt or alternateNames.txt, plain, .gz or .zip):
+	// the cities whose ID is a geonameid of it get their names in other
+	// languages and their former names (see LocalNames), whatever the
+	// source's format.
+	AlternateNames Source
 	// Strict makes the first malformed row fail the import, leaving the
 	// dataset as it was.
 	Strict bool
@@ -140,6 +146,8 @@ type Role string
 const (
 	RoleGeoNames    Role = "GeoNames"
 	RoleRegionNames Role = "region names"
+	// RoleAlternateNames is Request.AlternateNames.
+	RoleAlternateNames Role = "alternate names"
 )
 
 // ErrUnusedInput means a request names an input that its source's format
@@ -207,6 +215,17 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		subs.Source = req.RegionNames.String()
 	}
 
+	var locals *LocalNames
+	if req.AlternateNames.set() {
+		if locals, err = readRole(ctx, im, req, RoleAlternateNames, req.AlternateNames, "alternate names file", func(r io.Reader) (*LocalNames, error) {
+			return ReadLocalNames(r, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported})
+		}); err != nil {
+			return sum, err
+		}
+		locals.Source = req.AlternateNames.String()
+		sum.AlternateNames = locals.Stats
+	}
+
 	rr, err := newImportReader(format, in, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported}, defaultPipeline(in))
 	if err != nil {
 		return sum, err
@@ -222,6 +241,11 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	if gaz != nil {
 		enriched = gaz.Enrich(cr)
 		cr = enriched
+	}
+	var localized *LocalizedReader
+	if locals != nil {
+		localized = locals.Localize(cr)
+		cr = localized
 	}
 	var gnRegions *geonamesRegions
 	var mmRegions *maxmindRegions
@@ -252,6 +276,12 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	}
 	if mmRegions != nil {
 		sum.Named = mmRegions.held.named
+	}
+	if localized != nil {
+		if sum.Localized = localized.Localized(); sum.Localized == 0 {
+			sum.Warnings = append(sum.Warnings, &InputError{RoleAlternateNames,
+				fmt.Errorf("%w: no city of %s has a geonameid that %s names", ErrUnusedInput, req.Source, locals.Source)})
+		}
 	}
 	if gnRegions != nil && gnRegions.names != nil {
 		sum.Regions, sum.Named = gnRegions.names.Len(), gnRegions.named

@@ -38,15 +38,34 @@ type City struct {
 	// ("Cologne", "Кёльн", "ケルン" for Köln), from GeoNames. Queries match
 	// them by prefix like Name; none repeats Name or another's slug.
 	AltNames []string
+	// LocalNames are its names in particular languages, from GeoNames'
+	// alternate names file (see LocalName): what Request.Languages shows
+	// instead of Name, and its former names; empty without that file. The
+	// import adds those that read as names to AltNames too, unless Name or
+	// an alternate name has their slug, so that queries find the city by
+	// them.
+	LocalNames []LocalName
 }
 
-// Equal reports whether c and o hold the same values (no alternate names
-// and an empty list of them are the same).
+// LocalName is a name of a place in one language: the one that GeoNames
+// prefers for that language, or one the place no longer goes by.
+type LocalName struct {
+	// Lang is a BCP 47 tag in its canonical form ("de", "zh-Hant", "yue").
+	Lang string
+	Name string
+	// Former marks a historic name ("Bombay" for Mumbai): a query finds
+	// the place by it, and the answer says so, but it is never shown
+	// instead of Name. Lang may be empty for one.
+	Former bool
+}
+
+// Equal reports whether c and o hold the same values (no alternate or
+// local names and an empty list of them are the same).
 func (c *City) Equal(o *City) bool {
 	return c.ID == o.ID && c.Name == o.Name && c.Slug == o.Slug && c.Country == o.Country &&
 		c.CountryCode == o.CountryCode && c.Subcountry == o.Subcountry && c.Region == o.Region &&
 		c.Population == o.Population && c.Lat == o.Lat && c.Lon == o.Lon && c.HasLocation == o.HasLocation &&
-		slices.Equal(c.AltNames, o.AltNames)
+		slices.Equal(c.AltNames, o.AltNames) && slices.Equal(c.LocalNames, o.LocalNames)
 }
 
 // Key identifies duplicates: two cities with the same Key are the same place
@@ -64,6 +83,7 @@ func (c *City) Key() Key {
 // fields are left out when the dataset does not have them.
 type cityJSON struct {
 	Name        string       `json:"name"`
+	Label       string       `json:"label,omitempty"`
 	Slug        string       `json:"slug"`
 	Country     string       `json:"country"`
 	CountryCode string       `json:"country_code,omitempty"`
@@ -82,14 +102,15 @@ type cityJSON struct {
 
 // matchedJSON is the wire form of a NameMatch.
 type matchedJSON struct {
-	Name  string `json:"name"`
-	Start int    `json:"start"`
-	End   int    `json:"end"`
+	Name     string `json:"name"`
+	Start    int    `json:"start"`
+	End      int    `json:"end"`
+	Formerly bool   `json:"formerly,omitempty"`
 }
 
 // MarshalJSON writes the API's object for c, without a match span.
 func (c City) MarshalJSON() ([]byte, error) {
-	return append(c.appendFields(append([]byte(nil), '{')), '}'), nil
+	return append(c.appendFields(append([]byte(nil), '{'), ""), '}'), nil
 }
 
 // UnmarshalJSON reads the API's object back into c.
@@ -125,12 +146,12 @@ func (h *Hit) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*h = Hit{City: j.city()}
+	*h = Hit{City: j.city(), Label: j.Label}
 	if j.Match != nil {
 		h.Match = *j.Match
 	}
 	if m := j.Matched; m != nil {
-		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}}
+		h.Matched = &NameMatch{Name: m.Name, Span: Span{Start: m.Start, End: m.End}, Former: m.Formerly}
 	}
 	h.Edits, h.Corrected = j.Edits, j.Corrected
 	if j.DistanceKm != nil {
@@ -154,7 +175,7 @@ func AppendJSON(dst []byte, hits []Hit) []byte {
 }
 
 func (h *Hit) appendJSON(dst []byte) []byte {
-	dst = h.appendFields(append(dst, '{'))
+	dst = h.appendFields(append(dst, '{'), h.Label)
 	if h.Match != (Span{}) {
 		dst = append(dst, `,"match":{`...)
 		dst = append(appendSpanFields(dst, h.Match), '}')
@@ -162,7 +183,11 @@ func (h *Hit) appendJSON(dst []byte) []byte {
 	if m := h.Matched; m != nil {
 		dst = append(dst, `,"matched":{"name":`...)
 		dst = appendJSONString(dst, m.Name)
-		dst = append(appendSpanFields(append(dst, ','), m.Span), '}')
+		dst = appendSpanFields(append(dst, ','), m.Span)
+		if m.Former {
+			dst = append(dst, `,"formerly":true`...)
+		}
+		dst = append(dst, '}')
 	}
 	if h.Edits > 0 {
 		dst = append(dst, `,"edits":`...)
@@ -213,11 +238,16 @@ func appendSpanFields(dst []byte, sp Span) []byte {
 	return strconv.AppendInt(dst, int64(sp.End), 10)
 }
 
-// appendFields writes the city's fields of cityJSON in its order, leaving
-// out the empty optional ones as its omitempty tags do.
-func (c *City) appendFields(dst []byte) []byte {
+// appendFields writes the city's fields of cityJSON in its order, with a
+// hit's label after the name, leaving out the empty optional ones as its
+// omitempty tags do.
+func (c *City) appendFields(dst []byte, label string) []byte {
 	dst = append(dst, `"name":`...)
 	dst = appendJSONString(dst, c.Name)
+	if label != "" {
+		dst = append(dst, `,"label":`...)
+		dst = appendJSONString(dst, label)
+	}
 	dst = append(dst, `,"slug":`...)
 	dst = appendJSONString(dst, c.Slug)
 	dst = append(dst, `,"country":`...)

@@ -14,6 +14,7 @@ import (
 // reference that the hand-written encoder must match byte for byte.
 type cityFields struct {
 	Name        string       `json:"name"`
+	Label       string       `json:"label,omitempty"`
 	Slug        string       `json:"slug"`
 	Country     string       `json:"country"`
 	CountryCode string       `json:"country_code,omitempty"`
@@ -25,9 +26,10 @@ type cityFields struct {
 	ID          uint32       `json:"id,omitempty"`
 	Match       *search.Span `json:"match,omitempty"`
 	Matched     *struct {
-		Name  string `json:"name"`
-		Start int    `json:"start"`
-		End   int    `json:"end"`
+		Name     string `json:"name"`
+		Start    int    `json:"start"`
+		End      int    `json:"end"`
+		Formerly bool   `json:"formerly,omitempty"`
 	} `json:"matched,omitempty"`
 	Edits      int      `json:"edits,omitempty"`
 	Corrected  string   `json:"corrected,omitempty"`
@@ -38,17 +40,18 @@ func reference(t testing.TB, hits []search.Hit) []byte {
 	t.Helper()
 	fields := make([]cityFields, len(hits))
 	for i, c := range hits {
-		fields[i] = cityFields{Name: c.Name, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
+		fields[i] = cityFields{Name: c.Name, Label: c.Label, Slug: c.Slug, Country: c.Country, CountryCode: c.CountryCode,
 			Subcountry: c.Subcountry, Region: c.Region, Population: c.Population, ID: c.ID}
 		if c.Match != (search.Span{}) {
 			fields[i].Match = &c.Match
 		}
 		if m := c.Matched; m != nil {
 			fields[i].Matched = &struct {
-				Name  string `json:"name"`
-				Start int    `json:"start"`
-				End   int    `json:"end"`
-			}{m.Name, m.Span.Start, m.Span.End}
+				Name     string `json:"name"`
+				Start    int    `json:"start"`
+				End      int    `json:"end"`
+				Formerly bool   `json:"formerly,omitempty"`
+			}{m.Name, m.Span.Start, m.Span.End, m.Former}
 		}
 		fields[i].Edits, fields[i].Corrected = c.Edits, c.Corrected
 		if c.HasDistance {
@@ -84,10 +87,13 @@ func TestAppendJSON(t *testing.T) {
 		{"match span", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"}, Match: search.Span{Start: 0, End: 3}}}},
 		{"matched alternate name", []search.Hit{{City: search.City{Name: "Köln", Slug: "koln", Country: "Germany"},
 			Matched: &search.NameMatch{Name: "Cologne \"Kölle\"", Span: search.Span{Start: 0, End: 7}}}}},
+		{"former name", []search.Hit{{City: search.City{Name: "Mumbai", Slug: "mumbai", Country: "India"},
+			Matched: &search.NameMatch{Name: "Bombay", Span: search.Span{End: 3}, Former: true}}}},
 		{"typo match", []search.Hit{{City: search.City{Name: "Zürich", Slug: "zurich", Country: "Switzerland"},
 			Match: search.Span{End: 6}, Edits: 1, Corrected: "zurich"}}},
 		{"distance", []search.Hit{{City: search.City{Name: "Zug", Slug: "zug", Country: "Switzerland", Lat: 47.17, Lon: 8.52, HasLocation: true},
 			Match: search.Span{End: 3}, DistanceKm: 23.449, HasDistance: true}}},
+		{"label", []search.Hit{{City: search.City{Name: "Paris", Slug: "paris", Country: "United States", Subcountry: "Texas"}, Label: "Paris, Texas"}}},
 		{"two", []search.Hit{{City: search.City{Name: "A", Slug: "a", Country: "B"}}, {City: search.City{Name: "C", Slug: "c", Country: "D", Population: 7}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +112,7 @@ func TestAppendJSON(t *testing.T) {
 				w := tc.hits[i]
 				sameName := back[i].Name == w.Name || !utf8.ValidString(w.Name) // encoding/json replaces bad bytes
 				if back[i].Match != w.Match || !sameName || back[i].HasLocation != w.HasLocation ||
-					(back[i].Matched == nil) != (w.Matched == nil) || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
+					(back[i].Matched == nil) != (w.Matched == nil) || (w.Matched != nil && *back[i].Matched != *w.Matched) || back[i].Label != w.Label || back[i].Edits != w.Edits || back[i].Corrected != w.Corrected {
 					t.Errorf("hit %d read back as %+v, want %+v", i, back[i], w)
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/language"
 )
 
 // Limits on the text of a Request.
@@ -49,6 +51,11 @@ type Request struct {
 	BiasScale float64
 	// Box, when not nil, keeps only the cities inside it.
 	Box *Box
+	// Languages, best first, are those to show names in (see
+	// ParseLanguages): each hit's name is its local name in the first
+	// of them that has one, and its country's name too; none shows the
+	// dataset's names.
+	Languages []language.Tag
 }
 
 // Result is the answer to a Request.
@@ -82,6 +89,10 @@ type Result struct {
 // Hit is one city of a Result, with what the query matched in it.
 type Hit struct {
 	City
+	// Label is the line a page shows for the hit, unique within its
+	// answer (see Labels); the edges fill it in when they encode an
+	// answer, empty until then.
+	Label string
 	// Match is the span of Name that the query matched, when it matched
 	// Name; zero when it matched an alternate name.
 	Match Span
@@ -105,11 +116,16 @@ type Hit struct {
 type NameMatch struct {
 	Name string
 	Span Span
+	// Former says that the place no longer goes by Name ("Bombay" for
+	// Mumbai; see LocalName.Former).
+	Former bool
 }
 
 // hit returns the Hit of f, whose key the first n bytes of the query
-// matched, with its distance to near when there is one.
-func hit(f *Found, n, edits int, near *Point) Hit {
+// matched, with its distance to near when there is one, in the languages
+// of loc (see localizer): the match span is of the name shown when the
+// query matched it.
+func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 	h := Hit{City: f.City, Edits: edits}
 	if edits > 0 {
 		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
@@ -118,15 +134,25 @@ func hit(f *Found, n, edits int, near *Point) Hit {
 		h.DistanceKm, h.HasDistance = DistanceKm(*near, Point{f.Lat, f.Lon}), true
 	}
 	slug := f.Key.Slug
+	// typed is the part of the key that the query matched, to tell
+	// whether it matches a local name shown instead too.
+	typed := slug[:min(n, len(slug))]
 	if strings.HasPrefix(slug, string(ScriptMark)) { // the mark is no letter of the name
 		slug, n = slug[1:], n-1
 		h.Corrected = Unmarked(h.Corrected)
 	}
-	span := MatchSpanAt(f.KeyName(f.Key), f.Key.Offset, min(n, len(slug)))
-	if f.Key.Alt == 0 {
-		h.Match = span
-	} else {
-		h.Matched = &NameMatch{Name: f.KeyName(f.Key), Span: span}
+	matched := f.KeyName(f.Key)
+	if loc != nil {
+		h.Name, h.Country = loc.name(&f.City), loc.country(&f.City)
+	}
+	switch {
+	case h.Name == f.Name && f.Key.Alt == 0:
+		h.Match = MatchSpanAt(matched, f.Key.Offset, min(n, len(slug)))
+	case h.Name != f.Name && f.Key.Offset == 0 && strings.HasPrefix(AltKey(h.Name), typed): // the local name shown matches too
+		h.Match = MatchSpanAt(h.Name, 0, min(n, len(slug)))
+	default:
+		span := MatchSpanAt(matched, f.Key.Offset, min(n, len(slug)))
+		h.Matched = &NameMatch{Name: matched, Span: span, Former: formerName(&f.City, matched)}
 	}
 	return h
 }
@@ -158,7 +184,7 @@ func (s *Service) Find(ctx context.Context, req Request) (Result, error) {
 	}
 	f := newFinder(s.store)
 	defer f.release()
-	f.ended, f.text = endsInSpace(req.Text), req.Text
+	f.ended, f.text, f.loc = endsInSpace(req.Text), req.Text, newLocalizer(req.Languages)
 	res, err := s.findAll(ctx, f, q, req)
 	// An answer to fewer words than asked (see orCityPart) holds the
 	// matches of those words only.
@@ -229,7 +255,7 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	}
 	res.Hits = make([]Hit, 0, len(found))
 	for i := range found {
-		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near))
+		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc))
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
 }
@@ -263,7 +289,7 @@ func (f *finder) withTypos(found []variantFound, typos []Typo, b bias) []variant
 	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
 	for i := range typos {
 		if !listedFound(all, &typos[i].City) { // also a prefix match through another name
-			all = append(all, scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
+			all = append(all, f.scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
 		}
 	}
 	f.sort(all, b)
@@ -311,6 +337,7 @@ type finder struct {
 	found []Found
 	ended bool   // the query ends in a space (see compareRanked)
 	text  string // the text typed that the query being answered stands for (see typoBudget)
+	loc   *localizer
 
 	// clipped is set when a store answered as many prefix matches as it
 	// was asked for, so that it may have more (see Result.Complete).
@@ -331,7 +358,7 @@ func (f *finder) release() {
 		return // a rare huge answer: let it go
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
-	f.found, f.store, f.ended, f.text = f.found[:0], nil, false, ""
+	f.found, f.store, f.ended, f.text, f.loc = f.found[:0], nil, false, "", nil
 	finders.Put(f)
 }
 
@@ -400,7 +427,7 @@ func (f *finder) sort(found []variantFound, b bias) {
 			if c.HasLocation {
 				d = DistanceKm(*b.near, Point{c.Lat, c.Lon})
 			}
-			c.score = biasScore(Score(c.prefix, c.Key, c.Population, len(c.AltNames), c.edits), d, b.scale)
+			c.score = biasScore(Score(c.prefix, f.loc.scoreKey(&c.City, c.Key), c.Population, len(c.AltNames), c.edits), d, b.scale)
 		}
 	}
 	slices.SortStableFunc(found, func(x, y variantFound) int { return compareRanked(&x, &y, f.ended) })
@@ -555,7 +582,7 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 				out = make([]variantFound, 0, len(found)*len(variants))
 			}
 			for i := range found {
-				out = append(out, scored(&found[i], v, 0))
+				out = append(out, f.scored(&found[i], v, 0))
 			}
 		}
 	}

@@ -48,9 +48,10 @@ type handler struct {
 
 // New returns the HTTP API over service:
 //
-//	GET /search?q=…&dataset=small|large&limit=N&country=…&fuzzy=true|false
+//	GET /search?q=…&dataset=small|large&limit=N&country=…&fuzzy=true|false&lang=…
 //
-// answers a JSON array of cities, and every error a JSON object
+// answers a JSON array of cities (names in the languages of lang, or of
+// Accept-Language without it), and every error a JSON object
 // {"message": "..."} with a status chosen by one table (see errorTable).
 // It also answers GET /healthz, GET /readyz (see WithReadiness), OPTIONS
 // /search (see WithCORS) and, with WithMetrics, GET /metrics; every answer
@@ -121,6 +122,10 @@ func params(r *http.Request) url.Values {
 // find decodes a search, answers it and encodes the answer.
 func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 	req, asGeoJSON, err := decodeSearch(params(r))
+	var byHeader bool
+	if err == nil {
+		req.Languages, byHeader, err = decodeLanguages(r)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -133,6 +138,7 @@ func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 	}
 	h.ops.searchSucceeded(w.Header())
 	setSearchComplete(w.Header(), res.Complete)
+	h.ops.languageSucceeded(w.Header(), byHeader)
 	if asGeoJSON {
 		h.writeJSON(w, http.StatusOK, geoJSON(res.Hits))
 		return

@@ -39,12 +39,12 @@ func testCities() []search.City {
 // The wire form of testCities, written out by hand so that a change to the
 // encoding shows up here.
 const (
-	istraJSON    = `{"name":"Istra","slug":"istra","country":"Russia","country_code":"ru","subcountry":"Moscow Oblast","id":555980}`
-	istresJSON   = `{"name":"Istres","slug":"istres","country":"France","country_code":"fr","subcountry":"Provence-Alpes-Côte d'Azur","id":3012649}`
-	istanbulJSON = `{"name":"İstanbul","slug":"istanbul","country":"Turkey","country_code":"tr","subcountry":"Istanbul","id":745044}`
-	saoPauloJSON = `{"name":"São Paulo","slug":"sao-paulo","country":"Brazil","country_code":"br","subcountry":"São Paulo","id":3448439}`
-	saoTomeJSON  = `{"name":"São Tomé","slug":"sao-tome","country":"Sao Tome and Principe","country_code":"st","subcountry":"São Tomé Island","id":2410763}`
-	parisJSON    = `{"name":"Paris","slug":"paris","country":"France","country_code":"fr","subcountry":"Île-de-France","lat":48.85341,"lon":2.3488,"id":2988507}`
+	istraJSON    = `{"name":"Istra","label":"Istra","slug":"istra","country":"Russia","country_code":"ru","subcountry":"Moscow Oblast","id":555980}`
+	istresJSON   = `{"name":"Istres","label":"Istres","slug":"istres","country":"France","country_code":"fr","subcountry":"Provence-Alpes-Côte d'Azur","id":3012649}`
+	istanbulJSON = `{"name":"İstanbul","label":"İstanbul","slug":"istanbul","country":"Turkey","country_code":"tr","subcountry":"Istanbul","id":745044}`
+	saoPauloJSON = `{"name":"São Paulo","label":"São Paulo","slug":"sao-paulo","country":"Brazil","country_code":"br","subcountry":"São Paulo","id":3448439}`
+	saoTomeJSON  = `{"name":"São Tomé","label":"São Tomé","slug":"sao-tome","country":"Sao Tome and Principe","country_code":"st","subcountry":"São Tomé Island","id":2410763}`
+	parisJSON    = `{"name":"Paris","label":"Paris","slug":"paris","country":"France","country_code":"fr","subcountry":"Île-de-France","lat":48.85341,"lon":2.3488,"id":2988507}`
 )
 
 // matched adds the span of the name that the query matched to a city's

@@ -100,13 +100,20 @@ var jsonBuffers = sync.Pool{New: func() any {
 // encode returns v as JSON without the newline that Encode appends. The
 // bytes are valid until release.
 func (b *jsonBuffer) encode(v any) ([]byte, error) {
+	// Hits are encoded here and only here, whatever route found them, so
+	// that every answer's hits carry their labels (see search.Labels).
 	switch hits := v.(type) { // the hot paths: no reflection
 	case []search.Hit:
+		search.Label(hits)
 		b.list = search.AppendJSON(b.list[:0], hits)
 		return b.list, nil
 	case geoJSON:
+		search.Label(hits)
 		b.list = search.AppendGeoJSON(b.list[:0], hits)
 		return b.list, nil
+	case search.Hit: // one city, as by its id
+		hits.Label = search.Labels([]search.Hit{hits})[0]
+		return hits.MarshalJSON()
 	}
 	b.buf.Reset()
 	if err := b.enc.Encode(v); err != nil {

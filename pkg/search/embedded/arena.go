@@ -26,6 +26,7 @@ type builder struct {
 	lastArea area // rows come grouped by country and region: skip the map
 	lastIdx  uint32
 	count    int
+	local    localBuild // every city's local names
 }
 
 // altBuild is one alternate name of a city being built.
@@ -44,6 +45,9 @@ func newBuilder() *builder {
 func (b *builder) add(c *search.City) error {
 	if len(c.Slug) > math.MaxUint16 || len(c.Name) > math.MaxUint16 {
 		return fmt.Errorf("%w: name of %d bytes is too long", search.ErrInvalidCity, len(c.Name))
+	}
+	if err := b.local.add(uint32(b.count), c); err != nil {
+		return err
 	}
 	a := area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region}
 	ai := b.lastIdx

@@ -38,6 +38,8 @@ import (
 //	           the index of its first name in altLens; then a sentinel (see
 //	           appendAltIndex)
 //	altLens    uint16: the length of every alternate name, city by city
+//	localIndex as altIndex, for each city with local names (see local.go)
+//	locals     the local names: language, flags and name each
 //	blob       the bytes of every string: per city record its slug, its
 //	           name and its alternate names; per alternate-name record its
 //	           slug; then areas and the source file's name
@@ -51,7 +53,7 @@ import (
 // matches, which lie at the start of its range.
 const (
 	magic       = "CFSNAP\x00\x01"
-	version     = 6
+	version     = 7
 	recordSize  = 32
 	areaSize    = 32
 	heavySize   = 24
@@ -177,6 +179,9 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 		return nil, bad("%d cities, the header says %d", cities, s.cities)
 	}
 	if err := s.parseAltNames(h.section(data, secAltIndex), h.section(data, secAltLens), int(h.altCities), int(h.alts)); err != nil {
+		return nil, err
+	}
+	if err := s.parseLocalNames(h.section(data, secLocalIndex), h.section(data, secLocals)); err != nil {
 		return nil, err
 	}
 	for i := range uint32(s.count) {

@@ -43,6 +43,8 @@ const (
 	secWordLists
 	secAltIndex
 	secAltLens
+	secLocalIndex
+	secLocals
 	secBlob
 	numSections
 )

@@ -18,6 +18,7 @@ type built struct {
 	words                     *wordTable
 	wordSec                   []byte // the words section
 	altIndex, altLens         []byte
+	localIndex, locals        []byte // see local.go
 	heavy, wordHeavy          []heavyBuild
 	trie                      []byte
 	cities, alts, altNameKeys int
@@ -32,6 +33,8 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	src := b.asRead()
 	alts, altFirst := b.alts, b.altFirst // altFirst[i]: city i's first alternate name as read
 	b.alts, b.altFirst = nil, nil
+	local := b.local
+	b.local = localBuild{}
 	cities := sortCities(src)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -135,6 +138,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 			out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
 			nAlts++
 		}
+		local.lay(out, i, uint32(len(dst.records)/recordSize))
 		off := rec.slugOff
 		rec.slugOff = uint32(len(dst.blob))
 		rec.put(nr[:])
@@ -142,6 +146,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 		dst.blob = append(dst.blob, src.blob[off:off+n]...)
 	}
 	out.altIndex = appendAltIndex(out.altIndex, math.MaxUint32, uint32(nAlts))
+	local.end(out)
 	if uint64(len(dst.blob)) > math.MaxUint32 {
 		return nil, fmt.Errorf("dataset too large: %d bytes of names", len(dst.blob))
 	}

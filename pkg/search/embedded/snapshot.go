@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -38,12 +37,17 @@ type snapshot struct {
 	cities       int
 	// altNames holds every alternate name, city by city, aliasing the
 	// blob; altAt gives a city's as first<<32 | count.
-	altNames  []string
-	altAt     map[uint32]uint64
-	listCap   int
-	scanLimit int
-	imported  time.Time
-	source    search.Source
+	altNames []string
+	altAt    map[uint32]uint64
+	// localNames holds every local name, city by city, aliasing the
+	// locals section; localAt gives a city's as altAt does (nil when no
+	// city has any).
+	localNames []search.LocalName
+	localAt    map[uint32]uint64
+	listCap    int
+	scanLimit  int
+	imported   time.Time
+	source     search.Source
 }
 
 // stats describes the dataset the snapshot holds.
@@ -168,10 +172,6 @@ func (s *snapshot) fillCity(f *search.City, c uint32) {
 	f.Country, f.CountryCode, f.Subcountry, f.Region = a.country, a.code, a.subcountry, a.region
 	f.Population = int64(r.pop())
 	f.Lat, f.Lon, f.HasLocation = r.location()
-	f.AltNames = nil
-	if r.hasAltNames() {
-		at := s.altAt[c]
-		first, n := at>>32, at&math.MaxUint32
-		f.AltNames = s.altNames[first : first+n : first+n]
-	}
+	s.fillLocalNames(f, c)
+	f.AltNames = s.altNamesOf(c)
 }

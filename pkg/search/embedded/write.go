@@ -59,6 +59,7 @@ func (s *built) write(w io.WriteSeeker, b build) error {
 	secs[secRecords], secs[secAreas], secs[secHeavy], secs[secLists] = s.records, areaRefs, heavyRefs, lists
 	secs[secTrie], secs[secWords], secs[secWordHeavy], secs[secWordLists] = s.trie, s.wordSec, wordHeavyRefs, wordLists
 	secs[secAltIndex], secs[secAltLens], secs[secBlob] = s.altIndex, s.altLens, blob
+	secs[secLocalIndex], secs[secLocals] = s.localIndex, s.locals
 	off := uint64(headerSize)
 	for i, sec := range secs {
 		h.sections[i] = section{off: off, len: uint64(len(sec))}

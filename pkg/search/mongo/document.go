@@ -55,6 +55,9 @@ type cityDoc struct {
 	Lat         *float64      `bson:"lat,omitempty"`
 	Lon         *float64      `bson:"lon,omitempty"`
 	AltNames    []string      `bson:"alt_names,omitempty"`
+	// LocalNames are the city's search.LocalNames; queries never match
+	// them (their keys are among Keys, through AltNames).
+	LocalNames []localNameDoc `bson:"local_names,omitempty"`
 	// Keys are the city's keys besides its slug (see search.Keys: its
 	// alternate names and later words), KeyAlt and KeyOffset which name
 	// each folds and from where (search.NameKey): parallel arrays rather
@@ -69,6 +72,13 @@ type cityDoc struct {
 	// region filter.
 	AreaSlugs []string `bson:"area_slugs,omitempty"`
 	SourceID  int64    `bson:"id,omitempty"`
+}
+
+// localNameDoc is a search.LocalName as stored.
+type localNameDoc struct {
+	Lang   string `bson:"lang,omitempty"`
+	Name   string `bson:"name"`
+	Former bool   `bson:"former,omitempty"`
 }
 
 // metaDoc describes the import that wrote a collection.
@@ -112,6 +122,9 @@ func newCityDoc(c *search.City, gen bson.ObjectID) cityDoc {
 	}
 	if c.HasLocation {
 		d.Lat, d.Lon = &c.Lat, &c.Lon
+	}
+	for _, n := range c.LocalNames {
+		d.LocalNames = append(d.LocalNames, localNameDoc{Lang: n.Lang, Name: n.Name, Former: n.Former})
 	}
 	for _, k := range search.Keys(c)[1:] {
 		d.Keys = append(d.Keys, k.Slug)
@@ -169,6 +182,12 @@ func (d *cityDoc) city() search.City {
 	}
 	if d.Lat != nil && d.Lon != nil {
 		c.Lat, c.Lon, c.HasLocation = *d.Lat, *d.Lon, true
+	}
+	if len(d.LocalNames) > 0 {
+		c.LocalNames = make([]search.LocalName, len(d.LocalNames))
+		for i, n := range d.LocalNames {
+			c.LocalNames[i] = search.LocalName{Lang: n.Lang, Name: n.Name, Former: n.Former}
+		}
 	}
 	return c
 }

@@ -19,6 +19,9 @@
 //     bytes: in the city's own document, under multikey indexes, so that
 //     they can never drift from it;
 //   - area_slugs: its subcountry and region folded, for region filters;
+//   - local_names: its names in other languages and former names
+//     (search.LocalName: lang, name, former), absent when it has none, so
+//     that datasets written before them read as they were;
 //   - gen: the ObjectID of the import that wrote it.
 //
 // One more document, {_id: "dataset", slug: ""}, records the import: its

@@ -85,6 +85,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"matches later words", testWords},
 		{"filters by region", testRegions},
 		{"filters by box", testBox},
+		{"keeps local names", testLocalNames},
 	} {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()

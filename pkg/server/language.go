@@ -1,0 +1,35 @@
+package server
+
+import (
+	"net/http"
+
+	"golang.org/x/text/language"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// decodeLanguages reads the languages to show names in: the lang parameter
+// (a list with fallbacks, "de,en"), or when it is absent the request's
+// Accept-Language, which byHeader then says. A malformed lang is a bad
+// request; a malformed Accept-Language, which the reader did not type,
+// asks for nothing.
+func decodeLanguages(r *http.Request) (langs []language.Tag, byHeader bool, err error) {
+	if list, ok := params(r)["lang"]; ok && len(list) > 0 {
+		langs, err = search.ParseLanguages(list[0])
+		return langs, false, err
+	}
+	return search.AcceptLanguages(r.Header.Get("Accept-Language")), true, nil
+}
+
+// varyLanguage is the Vary of an answer whose names Accept-Language chose.
+var varyLanguage = "Accept-Language"
+
+// languageSucceeded adds Vary: Accept-Language to a successful answer
+// that caches may keep (see WithCacheMaxAge) when that header chose its
+// names, so that no cache serves it to a reader of another language. An
+// answer that no cache keeps needs no Vary, and has none.
+func (p *ops) languageSucceeded(hdr http.Header, byHeader bool) {
+	if byHeader && len(p.searchCache) > 0 && p.searchCache[0] != noStore[0] {
+		hdr.Add("Vary", varyLanguage)
+	}
+}
