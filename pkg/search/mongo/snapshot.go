@@ -1,0 +1,348 @@
+package mongo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/embedded"
+)
+
+// Snapshots: beside its documents, every Load writes the dataset as the
+// embedded store's snapshot file (package embedded), so that a replica can
+// hold the whole dataset in memory and answer every search, typos
+// included, without a round trip (see package mirror).
+//
+// The file goes into the GridFS bucket SnapshotBucket (collections
+// snapshots.files and snapshots.chunks), named <dataset>.cfs, with its
+// generation, SHA-256 and format version in its metadata. The current
+// generation of each dataset is one document of SnapshotCollection,
+// {_id: <dataset>, gen, file_id, sha256, size, format, cities, imported_at}:
+// a load uploads the whole file first, then moves that document to it in
+// one compare-and-set update (gen must still be the one it read), so that
+// a reader finds the old generation or the new one, never a file in the
+// making. The previous generation's file is kept, for a replica that is
+// still downloading it; older ones, and files of failed uploads, are
+// deleted.
+const (
+	SnapshotBucket     = "snapshots"
+	SnapshotCollection = "snapshots.current"
+)
+
+// ErrNoSnapshot means that no import has published a snapshot of the
+// dataset yet (an import by an older build writes documents only).
+var ErrNoSnapshot = errors.New("no snapshot of this dataset in MongoDB")
+
+// Snapshot describes one generation of a dataset's snapshot in MongoDB.
+type Snapshot struct {
+	Dataset search.Dataset `bson:"_id"`
+	// Gen counts the dataset's imports: 1 for the first, each import one more.
+	Gen    int64         `bson:"gen"`
+	FileID bson.ObjectID `bson:"file_id"`
+	// SHA256 is the hex SHA-256 of the file: a download that does not hash
+	// to it is not used.
+	SHA256 string `bson:"sha256"`
+	Size   int64  `bson:"size"`
+	// Format is the embedded store's FormatVersion that wrote the file.
+	Format     int       `bson:"format"`
+	Cities     int64     `bson:"cities"`
+	ImportedAt time.Time `bson:"imported_at"`
+}
+
+// snapshotMeta is a GridFS file's metadata.
+type snapshotMeta struct {
+	Dataset string `bson:"dataset"`
+	Gen     int64  `bson:"gen"`
+	SHA256  string `bson:"sha256"`
+	Format  int    `bson:"format"`
+}
+
+func (s *Store) bucket() *mongo.GridFSBucket {
+	return s.db.GridFSBucket(options.GridFSBucket().SetName(SnapshotBucket))
+}
+
+// CurrentSnapshot returns the current generation of dataset d's snapshot,
+// ErrNoSnapshot when there is none, or search.ErrUnavailable when the
+// server cannot say.
+func (s *Store) CurrentSnapshot(ctx context.Context, d search.Dataset) (Snapshot, error) {
+	if err := s.check(ctx); err != nil {
+		return Snapshot{}, err
+	}
+	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	var snap Snapshot
+	err := s.db.Collection(SnapshotCollection).FindOne(qctx, bson.D{{Key: "_id", Value: string(d)}}).Decode(&snap)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return Snapshot{}, fmt.Errorf("dataset %s: %w", d, ErrNoSnapshot)
+	}
+	if err != nil {
+		return Snapshot{}, s.fail(ctx, "read the current snapshot of "+string(d), err)
+	}
+	return snap, nil
+}
+
+// ErrSnapshotMismatch means that a downloaded snapshot is not the one its
+// document describes: its size or SHA-256 differ.
+var ErrSnapshotMismatch = errors.New("the downloaded snapshot does not match its checksum")
+
+// DownloadSnapshot writes the file of snap to w and checks it against
+// snap's size and SHA-256: when it fails with ErrSnapshotMismatch, or any
+// error, what w got must not be used. The file may have been deleted
+// meanwhile, when two newer generations were published during the
+// download: then it fails with an error that wraps gridfs's
+// mongo.ErrFileNotFound.
+func (s *Store) DownloadSnapshot(ctx context.Context, snap Snapshot, w io.Writer) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := s.bucket().DownloadToStream(ctx, snap.FileID, io.MultiWriter(w, h))
+	if err != nil {
+		return s.fail(ctx, fmt.Sprintf("download snapshot %s generation %d", snap.Dataset, snap.Gen), err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); n != snap.Size || sum != snap.SHA256 {
+		return fmt.Errorf("snapshot %s generation %d: %w: %d bytes with SHA-256 %s, want %d bytes with %s",
+			snap.Dataset, snap.Gen, ErrSnapshotMismatch, n, sum, snap.Size, snap.SHA256)
+	}
+	return nil
+}
+
+// WatchSnapshots calls changed whenever a snapshot document changes, until
+// ctx ends, through a change stream. It returns at once with an error when
+// the server has no change streams (a standalone MongoDB, FerretDB): the
+// caller polls CurrentSnapshot instead.
+func (s *Store) WatchSnapshots(ctx context.Context, changed func()) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	cs, err := s.db.Collection(SnapshotCollection).Watch(ctx, mongo.Pipeline{})
+	if err != nil {
+		return s.fail(ctx, "watch the snapshots", err)
+	}
+	defer cs.Close(context.WithoutCancel(ctx))
+	for cs.Next(ctx) {
+		changed()
+	}
+	if err := cs.Err(); err != nil && ctx.Err() == nil {
+		return s.fail(ctx, "watch the snapshots", err)
+	}
+	return ctx.Err()
+}
+
+// snapshotBuild builds the embedded snapshot of a load beside it, from the
+// same cities (see tee), in a temporary directory.
+type snapshotBuild struct {
+	dir   string
+	path  string
+	done  chan struct{}
+	stats search.LoadStats
+	err   error
+}
+
+// startSnapshot starts building dataset d's snapshot from the cities that
+// the returned reader passes on; the load reads them from it.
+func (s *Store) startSnapshot(ctx context.Context, d search.Dataset, r search.CityReader, src search.Source) (*snapshotBuild, *tee, error) {
+	dir, err := os.MkdirTemp(s.opts.TempDir, "cityfinder-snapshot-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot: %w", err)
+	}
+	store, err := embedded.Open(dir, embedded.Options{ReloadInterval: -1, Lazy: true, Logger: s.opts.Logger})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("snapshot: %w", err)
+	}
+	b := &snapshotBuild{dir: dir, path: store.Path(d), done: make(chan struct{})}
+	t := newTee(r)
+	go func() {
+		defer close(b.done)
+		defer store.Close()
+		defer t.stop()
+		b.stats, b.err = store.Load(ctx, d, t.side(), search.LoadOptions{Source: src})
+	}()
+	return b, t, nil
+}
+
+// wait returns the build's outcome once it is over.
+func (b *snapshotBuild) wait() (search.LoadStats, error) {
+	<-b.done
+	return b.stats, b.err
+}
+
+// remove deletes the build's directory, after waiting for it to end.
+func (b *snapshotBuild) remove() {
+	<-b.done
+	os.RemoveAll(b.dir)
+}
+
+// publish uploads the built snapshot of dataset d and makes it the current
+// generation, then deletes the generations before the previous one. The
+// caller holds d's lease and has checked it.
+func (s *Store) publish(ctx context.Context, d search.Dataset, b *snapshotBuild, stored search.LoadStats) error {
+	stats, err := b.wait()
+	if err != nil {
+		return fmt.Errorf("build the snapshot: %w", err)
+	}
+	if stats != stored {
+		return fmt.Errorf("build the snapshot: it holds %d of %d cities, the documents %d of %d", stats.Stored, stats.Read, stored.Stored, stored.Read)
+	}
+	sum, size, err := HashFile(b.path)
+	if err != nil {
+		return fmt.Errorf("build the snapshot: %w", err)
+	}
+	current := s.db.Collection(SnapshotCollection)
+	var prev Snapshot
+	err = current.FindOne(ctx, bson.D{{Key: "_id", Value: string(d)}}).Decode(&prev)
+	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+		return fmt.Errorf("read the current snapshot: %w", err)
+	}
+	next := Snapshot{Dataset: d, Gen: prev.Gen + 1, SHA256: sum, Size: size, Format: embedded.FormatVersion,
+		Cities: int64(stored.Stored), ImportedAt: time.Now().UTC()}
+	f, err := os.Open(b.path)
+	if err != nil {
+		return fmt.Errorf("upload the snapshot: %w", err)
+	}
+	defer f.Close()
+	meta := snapshotMeta{Dataset: string(d), Gen: next.Gen, SHA256: sum, Format: next.Format}
+	next.FileID, err = s.bucket().UploadFromStream(ctx, string(d)+embedded.FileExt, f, options.GridFSUpload().SetMetadata(meta))
+	if err != nil {
+		return fmt.Errorf("upload the snapshot: %w", err)
+	}
+	// The switch: one update of one document, that matches only if no
+	// other load moved it since it was read (the lease makes that a
+	// safeguard, not a lock).
+	if prev.Gen == 0 {
+		_, err = current.InsertOne(ctx, next)
+	} else {
+		var res *mongo.UpdateResult
+		res, err = current.ReplaceOne(ctx, bson.D{{Key: "_id", Value: string(d)}, {Key: "gen", Value: prev.Gen}}, next)
+		if err == nil && res.MatchedCount != 1 {
+			err = fmt.Errorf("generation %d was replaced meanwhile: was another import of dataset %s running?", prev.Gen, d)
+		}
+	}
+	if err != nil {
+		s.deleteSnapshot(ctx, next.FileID)
+		return fmt.Errorf("make snapshot generation %d current: %w", next.Gen, err)
+	}
+	s.log.Debug("snapshot published", "dataset", d, "gen", next.Gen, "bytes", size, "sha256", sum)
+	s.pruneSnapshots(ctx, d, next.FileID, prev.FileID)
+	return nil
+}
+
+// pruneSnapshots deletes dataset d's snapshot files but keep's: older
+// generations, and uploads that never became current.
+func (s *Store) pruneSnapshots(ctx context.Context, d search.Dataset, keep ...bson.ObjectID) {
+	cur, err := s.bucket().Find(ctx, bson.D{{Key: "metadata.dataset", Value: string(d)}})
+	if err != nil {
+		s.log.Warn("cannot list old snapshots; the next import will delete them", "dataset", d, "err", s.fail(ctx, "list snapshots", err))
+		return
+	}
+	var files []struct {
+		ID bson.ObjectID `bson:"_id"`
+	}
+	if err := cur.All(ctx, &files); err != nil {
+		s.log.Warn("cannot list old snapshots; the next import will delete them", "dataset", d, "err", s.fail(ctx, "list snapshots", err))
+		return
+	}
+	for _, f := range files {
+		if !slices.Contains(keep, f.ID) {
+			s.deleteSnapshot(ctx, f.ID)
+		}
+	}
+}
+
+func (s *Store) deleteSnapshot(ctx context.Context, id bson.ObjectID) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := s.bucket().Delete(ctx, id); err != nil && !errors.Is(err, mongo.ErrFileNotFound) {
+		s.log.Warn("cannot delete an old snapshot; the next import will", "file_id", id.Hex(), "err", s.fail(ctx, "delete snapshot", err))
+	}
+}
+
+// HashFile returns the hex SHA-256 of the file at path, as Snapshot.SHA256
+// gives it, and its size.
+func HashFile(path string) (sum string, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// tee passes each batch that its reader yields to a second reader, side,
+// for the snapshot build: the load reads the tee, the build reads side.
+// A batch waits until side takes it, so that the two keep pace and no
+// more than one batch is held for the slower.
+type tee struct {
+	src     search.CityReader
+	batches chan []search.City
+	stopped chan struct{} // closed when side reads no more
+	endOnce sync.Once
+	err     error // the source's last error, once batches is closed
+	stop    func()
+}
+
+func newTee(src search.CityReader) *tee {
+	t := &tee{src: src, batches: make(chan []search.City), stopped: make(chan struct{})}
+	t.stop = sync.OnceFunc(func() { close(t.stopped) })
+	return t
+}
+
+// ReadBatch implements search.CityReader.
+func (t *tee) ReadBatch(dst []search.City) ([]search.City, error) {
+	n := len(dst)
+	dst, err := t.src.ReadBatch(dst)
+	if err != nil {
+		t.end(err)
+		return dst, err
+	}
+	// Shallow copies: a city's strings and AltNames are never written to
+	// (see search.CityReader), and each reader may change its own cities.
+	select {
+	case t.batches <- slices.Clone(dst[n:]):
+	case <-t.stopped:
+	}
+	return dst, nil
+}
+
+// end tells side that no batch follows, and why: io.EOF, the source's
+// error, or errLoadEnded when the load stopped reading first.
+func (t *tee) end(err error) {
+	t.endOnce.Do(func() {
+		t.err = err
+		close(t.batches)
+	})
+}
+
+// errLoadEnded ends a snapshot build whose load stopped reading early.
+var errLoadEnded = errors.New("the load stopped before the last city")
+
+func (t *tee) side() search.CityReader { return teeSide{t} }
+
+type teeSide struct{ t *tee }
+
+func (s teeSide) ReadBatch(dst []search.City) ([]search.City, error) {
+	batch, ok := <-s.t.batches
+	if !ok {
+		return dst, s.t.err
+	}
+	return append(dst, batch...), nil
+}
