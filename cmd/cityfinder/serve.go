@@ -50,7 +50,7 @@ func runServe(ctx context.Context, a *app) error {
 	}
 	// Every record logged with a request's context (the limiter's too) names the request.
 	a.logger = slog.New(server.LogRequestIDs(a.logger.Handler()))
-	store, err := openStore(a, true)
+	store, err := openServeStore(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -65,6 +65,7 @@ func runServe(ctx context.Context, a *app) error {
 	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
 	opts = append(opts, opsOptions(a, svc, lim, limStore)...)
+	opts = append(opts, mirrorChecks(store)...)
 	c := a.cfg.Server
 	cut, stopSignals := watchSignals(ctx, a, svc, store)
 	defer stopSignals()
@@ -121,9 +122,12 @@ func openStore(a *app, watch bool) (search.Store, error) {
 	return s, nil
 }
 
-// storeName says where the datasets are, for logs.
+// storeName says where serve's datasets are, for its logs.
 func storeName(a *app) string {
 	if m := a.cfg.Mongo; m.URI != "" {
+		if m.Mode == mongoModeSnapshot {
+			return mongo.Describe(m.URI, m.DB) + ", served from memory (copies in " + mirrorDir(a.cfg) + ")"
+		}
 		return mongo.Describe(m.URI, m.DB)
 	}
 	return "embedded store in " + a.cfg.DataDir

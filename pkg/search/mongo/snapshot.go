@@ -42,10 +42,6 @@ const (
 	SnapshotCollection = "snapshots.current"
 )
 
-// ErrNoSnapshot means that no import has published a snapshot of the
-// dataset yet (an import by an older build writes documents only).
-var ErrNoSnapshot = errors.New("no snapshot of this dataset in MongoDB")
-
 // Snapshot describes one generation of a dataset's snapshot in MongoDB.
 type Snapshot struct {
 	Dataset search.Dataset `bson:"_id"`
@@ -74,24 +70,28 @@ func (s *Store) bucket() *mongo.GridFSBucket {
 	return s.db.GridFSBucket(options.GridFSBucket().SetName(SnapshotBucket))
 }
 
-// CurrentSnapshot returns the current generation of dataset d's snapshot,
-// ErrNoSnapshot when there is none, or search.ErrUnavailable when the
-// server cannot say.
-func (s *Store) CurrentSnapshot(ctx context.Context, d search.Dataset) (Snapshot, error) {
+// CurrentSnapshots returns the current generation of each dataset's
+// snapshot (a dataset with none is missing from the map), or
+// search.ErrUnavailable when the server cannot say. It is one query.
+func (s *Store) CurrentSnapshots(ctx context.Context) (map[search.Dataset]Snapshot, error) {
 	if err := s.check(ctx); err != nil {
-		return Snapshot{}, err
+		return nil, err
 	}
 	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
-	var snap Snapshot
-	err := s.db.Collection(SnapshotCollection).FindOne(qctx, bson.D{{Key: "_id", Value: string(d)}}).Decode(&snap)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return Snapshot{}, fmt.Errorf("dataset %s: %w", d, ErrNoSnapshot)
-	}
+	cur, err := s.db.Collection(SnapshotCollection).Find(qctx, bson.D{})
 	if err != nil {
-		return Snapshot{}, s.fail(ctx, "read the current snapshot of "+string(d), err)
+		return nil, s.fail(ctx, "read the current snapshots", err)
 	}
-	return snap, nil
+	var snaps []Snapshot
+	if err := cur.All(qctx, &snaps); err != nil {
+		return nil, s.fail(ctx, "read the current snapshots", err)
+	}
+	out := make(map[search.Dataset]Snapshot, len(snaps))
+	for _, snap := range snaps {
+		out[snap.Dataset] = snap
+	}
+	return out, nil
 }
 
 // ErrSnapshotMismatch means that a downloaded snapshot is not the one its

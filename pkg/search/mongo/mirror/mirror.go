@@ -124,17 +124,20 @@ func Open(ctx context.Context, source *mongo.Store, opts Options) (*Store, error
 
 // Sync brings every dataset's copy to MongoDB's current generation, and
 // returns what kept one from it. A dataset that MongoDB has no snapshot of
-// keeps its copy.
+// (never imported, or only by an older build) keeps its copy.
 func (s *Store) Sync(ctx context.Context) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	var errs []error
-	for _, d := range search.Datasets {
-		if err := s.syncDataset(ctx, d); err != nil && !errors.Is(err, mongo.ErrNoSnapshot) {
-			errs = append(errs, err)
+	snaps, err := s.source.CurrentSnapshots(ctx)
+	if err == nil {
+		var errs []error
+		for _, d := range search.Datasets {
+			if snap, ok := snaps[d]; ok {
+				errs = append(errs, s.syncDataset(ctx, snap))
+			}
 		}
+		err = errors.Join(errs...)
 	}
-	err := errors.Join(errs...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -149,12 +152,9 @@ func (s *Store) Sync(ctx context.Context) error {
 	return err
 }
 
-// syncDataset brings dataset d's copy to MongoDB's current generation.
-func (s *Store) syncDataset(ctx context.Context, d search.Dataset) error {
-	snap, err := s.source.CurrentSnapshot(ctx, d)
-	if err != nil {
-		return err
-	}
+// syncDataset brings the copy of snap's dataset to snap.
+func (s *Store) syncDataset(ctx context.Context, snap mongo.Snapshot) error {
+	d := snap.Dataset
 	s.mu.Lock()
 	h := s.held[d]
 	s.mu.Unlock()

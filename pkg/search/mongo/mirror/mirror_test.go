@@ -175,7 +175,8 @@ func TestOldGenerationsDeleted(t *testing.T) {
 	if !slices.Equal(gens, []int64{3, 4}) {
 		t.Errorf("generations in GridFS: %v, want [3 4]", gens)
 	}
-	snap, err := imp.CurrentSnapshot(t.Context(), search.Small)
+	snaps, err := imp.CurrentSnapshots(t.Context())
+	snap := snaps[search.Small]
 	if err != nil || snap.Gen != 4 || snap.Cities != 1 || len(snap.SHA256) != 64 {
 		t.Errorf("current snapshot %+v, %v; want generation 4 of 1 city", snap, err)
 	}
@@ -193,10 +194,11 @@ func TestCorruptSnapshotIsNotServed(t *testing.T) {
 	storetest.MustLoad(t, imp, search.Small, storetest.City("Parma", "Italy", "", 1))
 
 	// Flip the first byte of the new generation's first chunk.
-	snap, err := imp.CurrentSnapshot(t.Context(), search.Small)
+	snaps, err := imp.CurrentSnapshots(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
+	snap := snaps[search.Small]
 	chunks := mongotest.Client(t, uri).Database(db).Collection(mongo.SnapshotBucket + ".chunks")
 	var chunk struct {
 		Data []byte `bson:"data"`
