@@ -307,7 +307,7 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 		return err
 	}
 	opts.Enter(search.PhaseWriting)
-	if err := s.publish(ctx, d, build, stats); err != nil {
+	if err := s.publishBuild(ctx, d, build, stats); err != nil {
 		return err
 	}
 	opts.Enter(search.PhaseSwapping)

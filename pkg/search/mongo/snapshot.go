@@ -98,24 +98,55 @@ func (s *Store) CurrentSnapshots(ctx context.Context) (map[search.Dataset]Snapsh
 // document describes: its size or SHA-256 differ.
 var ErrSnapshotMismatch = errors.New("the downloaded snapshot does not match its checksum")
 
+// downloadBatch is how many chunks one reply of a download holds: 4 MB of
+// the driver's default 255 kB chunks. (The driver's GridFS download leaves
+// the batch size to the server; FerretDB 1.24 then answers a getMore with
+// every chunk left, a reply larger than the 48 MB a message may be, where
+// MongoDB stops at 16 MB. So the chunks are read here, as the GridFS spec
+// lays them out.)
+const downloadBatch = 16
+
 // DownloadSnapshot writes the file of snap to w and checks it against
 // snap's size and SHA-256: when it fails with ErrSnapshotMismatch, or any
-// error, what w got must not be used. The file may have been deleted
-// meanwhile, when two newer generations were published during the
-// download: then it fails with an error that wraps gridfs's
-// mongo.ErrFileNotFound.
+// error, what w got must not be used. A file deleted during the download
+// (two newer generations were published meanwhile) fails the check.
 func (s *Store) DownloadSnapshot(ctx context.Context, snap Snapshot, w io.Writer) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	h := sha256.New()
-	n, err := s.bucket().DownloadToStream(ctx, snap.FileID, io.MultiWriter(w, h))
+	op := fmt.Sprintf("download snapshot %s generation %d", snap.Dataset, snap.Gen)
+	chunks := s.db.Collection(SnapshotBucket + ".chunks")
+	cur, err := chunks.Find(ctx, bson.D{{Key: "files_id", Value: snap.FileID}},
+		options.Find().SetSort(bson.D{{Key: "n", Value: 1}}).SetBatchSize(downloadBatch))
 	if err != nil {
-		return s.fail(ctx, fmt.Sprintf("download snapshot %s generation %d", snap.Dataset, snap.Gen), err)
+		return s.fail(ctx, op, err)
 	}
-	if sum := hex.EncodeToString(h.Sum(nil)); n != snap.Size || sum != snap.SHA256 {
+	defer cur.Close(context.WithoutCancel(ctx))
+	h := sha256.New()
+	out := io.MultiWriter(w, h)
+	var n, size int64
+	for ; cur.Next(ctx); n++ {
+		var chunk struct {
+			N    int64  `bson:"n"`
+			Data []byte `bson:"data"`
+		}
+		if err := cur.Decode(&chunk); err != nil {
+			return s.fail(ctx, op, err)
+		}
+		if chunk.N != n {
+			return fmt.Errorf("snapshot %s generation %d: %w: chunk %d where %d was due", snap.Dataset, snap.Gen, ErrSnapshotMismatch, chunk.N, n)
+		}
+		if _, err := out.Write(chunk.Data); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		size += int64(len(chunk.Data))
+	}
+	if err := cur.Err(); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); size != snap.Size || sum != snap.SHA256 {
 		return fmt.Errorf("snapshot %s generation %d: %w: %d bytes with SHA-256 %s, want %d bytes with %s",
-			snap.Dataset, snap.Gen, ErrSnapshotMismatch, n, sum, snap.Size, snap.SHA256)
+			snap.Dataset, snap.Gen, ErrSnapshotMismatch, size, sum, snap.Size, snap.SHA256)
 	}
 	return nil
 }
@@ -187,10 +218,9 @@ func (b *snapshotBuild) remove() {
 	os.RemoveAll(b.dir)
 }
 
-// publish uploads the built snapshot of dataset d and makes it the current
-// generation, then deletes the generations before the previous one. The
-// caller holds d's lease and has checked it.
-func (s *Store) publish(ctx context.Context, d search.Dataset, b *snapshotBuild, stored search.LoadStats) error {
+// publishBuild publishes the snapshot that b built, once it agrees with
+// the documents' stats. The caller holds d's lease and has checked it.
+func (s *Store) publishBuild(ctx context.Context, d search.Dataset, b *snapshotBuild, stored search.LoadStats) error {
 	stats, err := b.wait()
 	if err != nil {
 		return fmt.Errorf("build the snapshot: %w", err)
@@ -198,27 +228,59 @@ func (s *Store) publish(ctx context.Context, d search.Dataset, b *snapshotBuild,
 	if stats != stored {
 		return fmt.Errorf("build the snapshot: it holds %d of %d cities, the documents %d of %d", stats.Stored, stats.Read, stored.Stored, stored.Read)
 	}
-	sum, size, err := HashFile(b.path)
+	_, err = s.publish(ctx, d, b.path, stored.Stored)
+	return err
+}
+
+// PublishSnapshot makes the embedded store's snapshot file at path, of
+// cities cities, dataset d's next generation, without touching its
+// documents: for seeding replicas from an embedded store, and for
+// benchmarks. An import does both. It holds d's lease meanwhile, so that
+// it fails with ErrLoadRunning while an import runs.
+func (s *Store) PublishSnapshot(ctx context.Context, d search.Dataset, path string, cities int) (Snapshot, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return Snapshot{}, err
+	}
+	if err := s.check(ctx); err != nil {
+		return Snapshot{}, err
+	}
+	var snap Snapshot
+	_, err := s.leased(ctx, d, func(ctx context.Context, _ func(context.Context) error) (search.LoadStats, error) {
+		var err error
+		snap, err = s.publish(ctx, d, path, cities)
+		return search.LoadStats{}, err
+	})
 	if err != nil {
-		return fmt.Errorf("build the snapshot: %w", err)
+		return Snapshot{}, s.fail(ctx, "publish snapshot of "+string(d), err)
+	}
+	return snap, nil
+}
+
+// publish uploads the snapshot file at path as dataset d's next generation
+// and makes it the current one, then deletes the generations before the
+// previous one. The caller holds d's lease.
+func (s *Store) publish(ctx context.Context, d search.Dataset, path string, cities int) (Snapshot, error) {
+	sum, size, err := HashFile(path)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("hash the snapshot: %w", err)
 	}
 	current := s.db.Collection(SnapshotCollection)
 	var prev Snapshot
 	err = current.FindOne(ctx, bson.D{{Key: "_id", Value: string(d)}}).Decode(&prev)
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
-		return fmt.Errorf("read the current snapshot: %w", err)
+		return Snapshot{}, fmt.Errorf("read the current snapshot: %w", err)
 	}
 	next := Snapshot{Dataset: d, Gen: prev.Gen + 1, SHA256: sum, Size: size, Format: embedded.FormatVersion,
-		Cities: int64(stored.Stored), ImportedAt: time.Now().UTC()}
-	f, err := os.Open(b.path)
+		Cities: int64(cities), ImportedAt: time.Now().UTC().Truncate(time.Millisecond)} // as BSON keeps it
+	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("upload the snapshot: %w", err)
+		return Snapshot{}, fmt.Errorf("upload the snapshot: %w", err)
 	}
 	defer f.Close()
 	meta := snapshotMeta{Dataset: string(d), Gen: next.Gen, SHA256: sum, Format: next.Format}
 	next.FileID, err = s.bucket().UploadFromStream(ctx, string(d)+embedded.FileExt, f, options.GridFSUpload().SetMetadata(meta))
 	if err != nil {
-		return fmt.Errorf("upload the snapshot: %w", err)
+		return Snapshot{}, fmt.Errorf("upload the snapshot: %w", err)
 	}
 	// The switch: one update of one document, that matches only if no
 	// other load moved it since it was read (the lease makes that a
@@ -234,11 +296,11 @@ func (s *Store) publish(ctx context.Context, d search.Dataset, b *snapshotBuild,
 	}
 	if err != nil {
 		s.deleteSnapshot(ctx, next.FileID)
-		return fmt.Errorf("make snapshot generation %d current: %w", next.Gen, err)
+		return Snapshot{}, fmt.Errorf("make snapshot generation %d current: %w", next.Gen, err)
 	}
 	s.log.Debug("snapshot published", "dataset", d, "gen", next.Gen, "bytes", size, "sha256", sum)
 	s.pruneSnapshots(ctx, d, next.FileID, prev.FileID)
-	return nil
+	return next, nil
 }
 
 // pruneSnapshots deletes dataset d's snapshot files but keep's: older
