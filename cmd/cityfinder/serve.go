@@ -30,7 +30,12 @@ the best matching cities. Each client (by remote IP, or by X-Forwarded-For from
 --redis-url every replica shares one limit per client. It picks up new imports
 without a restart (every --reload-interval, and on SIGHUP). On SIGINT or
 SIGTERM it drains for --drain-delay (/readyz answers 503, requests are still
-served; a second signal ends the drain), then shuts down gracefully.`,
+served; a second signal ends the drain), then shuts down gracefully.
+
+With --mongo-uri it serves from memory the snapshot that import writes into
+MongoDB, follows new imports every --mongo-poll-interval (SIGHUP: at once),
+and serves its copy in --data-dir while MongoDB is away (--mongo-mode query
+makes every search a MongoDB query instead; see docs/deployment.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a)
