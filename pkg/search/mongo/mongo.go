@@ -65,7 +65,7 @@
 //
 // Every Load also writes the dataset as the embedded store's snapshot into
 // GridFS and makes it the dataset's current generation (see
-// SnapshotBucket), so that replicas can serve it from memory with every
+// SnapshotCollection), so that replicas can serve it from memory with every
 // feature of the embedded store (package mirror). Searching the documents
 // directly, as below, is the direct-query mode.
 //
@@ -124,7 +124,7 @@ type Options struct {
 	// renewal (see LeaseCollection).
 	LeaseTTL time.Duration
 	// TempDir is where a load builds the dataset's snapshot (see
-	// SnapshotBucket); empty, os.TempDir().
+	// SnapshotCollection); empty, os.TempDir().
 	TempDir string
 	// Logger hears of loads and of fallbacks; nothing is logged without it.
 	Logger *slog.Logger

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,27 +27,33 @@ import (
 // hold the whole dataset in memory and answer every search, typos
 // included, without a round trip (see package mirror).
 //
-// The file goes into the GridFS bucket SnapshotBucket (collections
-// snapshots.files and snapshots.chunks), named <dataset>.cfs, with its
-// generation, SHA-256 and format version in its metadata. The current
-// generation of each dataset is one document of SnapshotCollection,
-// {_id: <dataset>, gen, file_id, sha256, size, format, cities, imported_at}:
-// a load uploads the whole file first, then moves that document to it in
-// one compare-and-set update (gen must still be the one it read), so that
-// a reader finds the old generation or the new one, never a file in the
-// making. The previous generation's file is kept, for a replica that is
-// still downloading it; older ones, and files of failed uploads, are
-// deleted.
-const (
-	SnapshotBucket     = "snapshots"
-	SnapshotCollection = "snapshots.current"
-)
+// Each generation's file goes into a GridFS bucket of its own,
+// snapshots.<dataset>.<gen> (see BucketName), named <dataset>.cfs, with its
+// generation, SHA-256 and format version in its metadata: dropping a
+// generation is dropping its two collections, and a download never reads
+// another generation's chunks, which a server without indexes for reads
+// (FerretDB) would scan. The current generation of each dataset is one
+// document of SnapshotCollection, {_id: <dataset>, gen, bucket, file_id,
+// sha256, size, format, cities, imported_at}: a load uploads the whole file
+// first, then moves that document to it in one compare-and-set update (gen
+// must still be the one it read), so that a reader finds the old
+// generation or the new one, never a file in the making. The previous
+// generation is kept, for a replica that is still downloading it; older
+// ones, and failed uploads, are dropped.
+const SnapshotCollection = "snapshots.current"
+
+// BucketName is the GridFS bucket of generation gen of dataset d's snapshot.
+func BucketName(d search.Dataset, gen int64) string { return fmt.Sprintf("%s%d", bucketPrefix(d), gen) }
+
+func bucketPrefix(d search.Dataset) string { return "snapshots." + string(d) + "." }
 
 // Snapshot describes one generation of a dataset's snapshot in MongoDB.
 type Snapshot struct {
 	Dataset search.Dataset `bson:"_id"`
 	// Gen counts the dataset's imports: 1 for the first, each import one more.
-	Gen    int64         `bson:"gen"`
+	Gen int64 `bson:"gen"`
+	// Bucket is the GridFS bucket that holds the file (see BucketName).
+	Bucket string        `bson:"bucket"`
 	FileID bson.ObjectID `bson:"file_id"`
 	// SHA256 is the hex SHA-256 of the file: a download that does not hash
 	// to it is not used.
@@ -66,8 +73,8 @@ type snapshotMeta struct {
 	Format  int    `bson:"format"`
 }
 
-func (s *Store) bucket() *mongo.GridFSBucket {
-	return s.db.GridFSBucket(options.GridFSBucket().SetName(SnapshotBucket))
+func (s *Store) bucket(name string) *mongo.GridFSBucket {
+	return s.db.GridFSBucket(options.GridFSBucket().SetName(name))
 }
 
 // CurrentSnapshots returns the current generation of each dataset's
@@ -115,7 +122,7 @@ func (s *Store) DownloadSnapshot(ctx context.Context, snap Snapshot, w io.Writer
 		return err
 	}
 	op := fmt.Sprintf("download snapshot %s generation %d", snap.Dataset, snap.Gen)
-	chunks := s.db.Collection(SnapshotBucket + ".chunks")
+	chunks := s.db.Collection(snap.Bucket + ".chunks")
 	cur, err := chunks.Find(ctx, bson.D{{Key: "files_id", Value: snap.FileID}},
 		options.Find().SetSort(bson.D{{Key: "n", Value: 1}}).SetBatchSize(downloadBatch))
 	if err != nil {
@@ -270,7 +277,7 @@ func (s *Store) publish(ctx context.Context, d search.Dataset, path string, citi
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return Snapshot{}, fmt.Errorf("read the current snapshot: %w", err)
 	}
-	next := Snapshot{Dataset: d, Gen: prev.Gen + 1, SHA256: sum, Size: size, Format: embedded.FormatVersion,
+	next := Snapshot{Dataset: d, Gen: prev.Gen + 1, Bucket: BucketName(d, prev.Gen+1), SHA256: sum, Size: size, Format: embedded.FormatVersion,
 		Cities: int64(cities), ImportedAt: time.Now().UTC().Truncate(time.Millisecond)} // as BSON keeps it
 	f, err := os.Open(path)
 	if err != nil {
@@ -278,8 +285,13 @@ func (s *Store) publish(ctx context.Context, d search.Dataset, path string, citi
 	}
 	defer f.Close()
 	meta := snapshotMeta{Dataset: string(d), Gen: next.Gen, SHA256: sum, Format: next.Format}
-	next.FileID, err = s.bucket().UploadFromStream(ctx, string(d)+embedded.FileExt, f, options.GridFSUpload().SetMetadata(meta))
+	bucket := s.bucket(next.Bucket)
+	if err := bucket.Drop(ctx); err != nil { // what a failed upload of this generation left
+		return Snapshot{}, fmt.Errorf("upload the snapshot: %w", err)
+	}
+	next.FileID, err = bucket.UploadFromStream(ctx, string(d)+embedded.FileExt, f, options.GridFSUpload().SetMetadata(meta))
 	if err != nil {
+		s.dropBucket(ctx, next.Bucket)
 		return Snapshot{}, fmt.Errorf("upload the snapshot: %w", err)
 	}
 	// The switch: one update of one document, that matches only if no
@@ -295,41 +307,35 @@ func (s *Store) publish(ctx context.Context, d search.Dataset, path string, citi
 		}
 	}
 	if err != nil {
-		s.deleteSnapshot(ctx, next.FileID)
+		s.dropBucket(ctx, next.Bucket)
 		return Snapshot{}, fmt.Errorf("make snapshot generation %d current: %w", next.Gen, err)
 	}
 	s.log.Debug("snapshot published", "dataset", d, "gen", next.Gen, "bytes", size, "sha256", sum)
-	s.pruneSnapshots(ctx, d, next.FileID, prev.FileID)
+	s.pruneSnapshots(ctx, d, next.Bucket, prev.Bucket)
 	return next, nil
 }
 
-// pruneSnapshots deletes dataset d's snapshot files but keep's: older
+// pruneSnapshots drops dataset d's snapshot buckets but keep's: older
 // generations, and uploads that never became current.
-func (s *Store) pruneSnapshots(ctx context.Context, d search.Dataset, keep ...bson.ObjectID) {
-	cur, err := s.bucket().Find(ctx, bson.D{{Key: "metadata.dataset", Value: string(d)}})
+func (s *Store) pruneSnapshots(ctx context.Context, d search.Dataset, keep ...string) {
+	names, err := s.db.ListCollectionNames(ctx, bson.D{})
 	if err != nil {
-		s.log.Warn("cannot list old snapshots; the next import will delete them", "dataset", d, "err", s.fail(ctx, "list snapshots", err))
+		s.log.Warn("cannot list old snapshots; the next import will drop them", "dataset", d, "err", s.fail(ctx, "list snapshots", err))
 		return
 	}
-	var files []struct {
-		ID bson.ObjectID `bson:"_id"`
-	}
-	if err := cur.All(ctx, &files); err != nil {
-		s.log.Warn("cannot list old snapshots; the next import will delete them", "dataset", d, "err", s.fail(ctx, "list snapshots", err))
-		return
-	}
-	for _, f := range files {
-		if !slices.Contains(keep, f.ID) {
-			s.deleteSnapshot(ctx, f.ID)
+	for _, name := range names {
+		bucket, ok := strings.CutSuffix(name, ".files")
+		if ok && strings.HasPrefix(bucket, bucketPrefix(d)) && !slices.Contains(keep, bucket) {
+			s.dropBucket(ctx, bucket)
 		}
 	}
 }
 
-func (s *Store) deleteSnapshot(ctx context.Context, id bson.ObjectID) {
+func (s *Store) dropBucket(ctx context.Context, name string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if err := s.bucket().Delete(ctx, id); err != nil && !errors.Is(err, mongo.ErrFileNotFound) {
-		s.log.Warn("cannot delete an old snapshot; the next import will", "file_id", id.Hex(), "err", s.fail(ctx, "delete snapshot", err))
+	if err := s.bucket(name).Drop(ctx); err != nil {
+		s.log.Warn("cannot drop an old snapshot; the next import will", "bucket", name, "err", s.fail(ctx, "drop snapshot", err))
 	}
 }
 

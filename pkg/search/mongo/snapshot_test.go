@@ -44,7 +44,7 @@ func TestSnapshotDownload(t *testing.T) {
 		t.Fatalf("download: %d bytes, %v; want the %d published", got.Len(), err, len(data))
 	}
 
-	chunks := mongotest.Client(t, uri).Database(db).Collection(mongo.SnapshotBucket + ".chunks")
+	chunks := mongotest.Client(t, uri).Database(db).Collection(snap.Bucket + ".chunks")
 	if _, err := chunks.DeleteOne(t.Context(), bson.D{{Key: "files_id", Value: snap.FileID}, {Key: "n", Value: 20}}); err != nil {
 		t.Fatal(err)
 	}

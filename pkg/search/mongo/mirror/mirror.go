@@ -1,6 +1,6 @@
 // Package mirror serves the datasets kept in MongoDB from memory: it keeps
 // a copy of the snapshot that each import publishes there (see
-// mongo.SnapshotBucket) in a local directory, and answers every search
+// mongo.SnapshotCollection) in a local directory, and answers every search
 // through the embedded store that reads that directory, so that a replica
 // has the embedded store's answers (typos, alternate names, every filter)
 // and speed, and its features as they grow.
@@ -61,8 +61,9 @@ type Store struct {
 	opts   Options
 	log    *slog.Logger
 
-	syncMu sync.Mutex // one Sync at a time
-	mu     sync.Mutex // guards the fields below
+	syncMu sync.Mutex              // one Sync at a time; guards told
+	told   map[search.Dataset]bool // datasets whose missing snapshot was logged
+	mu     sync.Mutex              // guards the fields below
 	held   map[search.Dataset]held
 	err    error     // of the last Sync, nil if it succeeded
 	since  time.Time // when Syncs began to fail
@@ -106,15 +107,13 @@ func Open(ctx context.Context, source *mongo.Store, opts Options) (*Store, error
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
 	s := &Store{Store: emb, source: source, dir: opts.Dir, opts: opts, log: opts.Logger.With("component", "mirror"),
-		held: make(map[search.Dataset]held), stop: make(chan struct{})}
+		held: make(map[search.Dataset]held), told: make(map[search.Dataset]bool), stop: make(chan struct{})}
 	for _, d := range search.Datasets {
 		if sum, _, err := mongo.HashFile(emb.Path(d)); err == nil {
 			s.held[d] = held{sha256: sum}
 		}
 	}
-	if err := s.Sync(ctx); err != nil {
-		s.log.Warn("MongoDB cannot be read: serving the copies in the data directory until it can", "dir", s.dir, "err", err)
-	}
+	_ = s.Sync(ctx) // a failure is logged, and retried every PollInterval
 	if opts.PollInterval > 0 {
 		s.done.Add(2)
 		go s.poll()
@@ -134,6 +133,9 @@ func (s *Store) Sync(ctx context.Context) error {
 		for _, d := range search.Datasets {
 			if snap, ok := snaps[d]; ok {
 				errs = append(errs, s.syncDataset(ctx, snap))
+			} else if !s.told[d] {
+				s.told[d] = true
+				s.log.Warn("MongoDB holds no snapshot of this dataset: import it with this build (an older one wrote documents only)", "dataset", d)
 			}
 		}
 		err = errors.Join(errs...)
@@ -141,12 +143,12 @@ func (s *Store) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case err == nil:
-		if s.err != nil {
-			s.log.Info("MongoDB is back", "failing_for", time.Since(s.since).Round(time.Millisecond))
-		}
-	case s.err == nil:
+	case err == nil && s.err != nil:
+		s.log.Info("in step with MongoDB again", "after", time.Since(s.since).Round(time.Millisecond))
+	case err != nil && s.err == nil:
 		s.since = time.Now()
+		s.log.Warn("cannot sync with MongoDB: serving the generations held, in memory and in the data directory, and trying again",
+			"dir", s.dir, "every", s.opts.PollInterval, "err", err)
 	}
 	s.err = err
 	return err

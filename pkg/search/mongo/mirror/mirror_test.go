@@ -154,30 +154,24 @@ func TestOldGenerationsDeleted(t *testing.T) {
 	for i := range 4 {
 		storetest.MustLoad(t, imp, search.Small, storetest.City("Paris", "France", "", int64(i)))
 	}
-	files := mongotest.Client(t, uri).Database(db).Collection(mongo.SnapshotBucket + ".files")
-	var got []struct {
-		Metadata struct {
-			Gen int64 `bson:"gen"`
-		} `bson:"metadata"`
-	}
-	cur, err := files.Find(t.Context(), bson.D{})
+	names, err := mongotest.Client(t, uri).Database(db).ListCollectionNames(t.Context(), bson.D{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cur.All(t.Context(), &got); err != nil {
-		t.Fatal(err)
+	var buckets []string
+	for _, name := range names {
+		if strings.HasPrefix(name, "snapshots.small.") {
+			buckets = append(buckets, name)
+		}
 	}
-	var gens []int64
-	for _, f := range got {
-		gens = append(gens, f.Metadata.Gen)
-	}
-	slices.Sort(gens)
-	if !slices.Equal(gens, []int64{3, 4}) {
-		t.Errorf("generations in GridFS: %v, want [3 4]", gens)
+	slices.Sort(buckets)
+	want := []string{"snapshots.small.3.chunks", "snapshots.small.3.files", "snapshots.small.4.chunks", "snapshots.small.4.files"}
+	if !slices.Equal(buckets, want) {
+		t.Errorf("snapshot collections: %q, want %q", buckets, want)
 	}
 	snaps, err := imp.CurrentSnapshots(t.Context())
 	snap := snaps[search.Small]
-	if err != nil || snap.Gen != 4 || snap.Cities != 1 || len(snap.SHA256) != 64 {
+	if err != nil || snap.Gen != 4 || snap.Bucket != mongo.BucketName(search.Small, 4) || snap.Cities != 1 || len(snap.SHA256) != 64 {
 		t.Errorf("current snapshot %+v, %v; want generation 4 of 1 city", snap, err)
 	}
 }
@@ -199,7 +193,7 @@ func TestCorruptSnapshotIsNotServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := snaps[search.Small]
-	chunks := mongotest.Client(t, uri).Database(db).Collection(mongo.SnapshotBucket + ".chunks")
+	chunks := mongotest.Client(t, uri).Database(db).Collection(snap.Bucket + ".chunks")
 	var chunk struct {
 		Data []byte `bson:"data"`
 	}
