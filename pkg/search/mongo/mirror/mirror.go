@@ -61,12 +61,13 @@ type Store struct {
 	opts   Options
 	log    *slog.Logger
 
-	syncMu sync.Mutex              // one Sync at a time; guards told
-	told   map[search.Dataset]bool // datasets whose missing snapshot was logged
-	mu     sync.Mutex              // guards the fields below
-	held   map[search.Dataset]held
-	err    error     // of the last Sync, nil if it succeeded
-	since  time.Time // when Syncs began to fail
+	syncMu   sync.Mutex                // one Sync at a time; guards told and rejected
+	told     map[search.Dataset]bool   // datasets whose missing snapshot was logged
+	rejected map[search.Dataset]string // the SHA-256 of a generation that could not be read
+	mu       sync.Mutex                // guards the fields below
+	held     map[search.Dataset]held
+	err      error     // of the last Sync, nil if it succeeded
+	since    time.Time // when Syncs began to fail
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -107,7 +108,7 @@ func Open(ctx context.Context, source *mongo.Store, opts Options) (*Store, error
 		return nil, fmt.Errorf("mirror: %w", err)
 	}
 	s := &Store{Store: emb, source: source, dir: opts.Dir, opts: opts, log: opts.Logger.With("component", "mirror"),
-		held: make(map[search.Dataset]held), told: make(map[search.Dataset]bool), stop: make(chan struct{})}
+		held: make(map[search.Dataset]held), told: make(map[search.Dataset]bool), rejected: make(map[search.Dataset]string), stop: make(chan struct{})}
 	for _, d := range search.Datasets {
 		if sum, _, err := mongo.HashFile(emb.Path(d)); err == nil {
 			s.held[d] = held{sha256: sum}
@@ -172,19 +173,53 @@ func (s *Store) syncDataset(ctx context.Context, snap mongo.Snapshot) error {
 		return fmt.Errorf("dataset %s generation %d is in snapshot format %d, this build reads %d: upgrade this replica, or import with this build",
 			d, snap.Gen, snap.Format, embedded.FormatVersion)
 	}
+	if s.rejected[d] == snap.SHA256 {
+		return fmt.Errorf("dataset %s generation %d cannot be read by this build: waiting for the next import", d, snap.Gen)
+	}
 	start := time.Now()
+	final := s.Store.Path(d)
+	backup := final + ".previous"
+	os.Remove(backup)
+	hadCopy := os.Link(final, backup) == nil
 	if err := s.download(ctx, snap); err != nil {
+		os.Remove(backup)
 		return err
 	}
 	downloaded := time.Since(start)
-	if err := s.Store.Reload(); err != nil {
+	if err := readFailure(s.Store.Reload(), d); err != nil {
+		// The embedded store still answers from the generation it had; the
+		// directory gets its file back, and this generation is not
+		// downloaded again: its bytes are the ones imported.
+		if hadCopy {
+			os.Rename(backup, final)
+		} else {
+			os.Remove(final)
+		}
+		s.rejected[d] = snap.SHA256
 		return fmt.Errorf("read dataset %s generation %d: %w", d, snap.Gen, err)
 	}
+	os.Remove(backup)
 	s.mu.Lock()
 	s.held[d] = held{sha256: snap.SHA256, gen: snap.Gen}
 	s.mu.Unlock()
 	s.log.Info("dataset generation loaded from MongoDB", "dataset", d, "gen", snap.Gen, "cities", snap.Cities, "bytes", snap.Size,
 		"download", downloaded.Round(time.Millisecond), "total", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// readFailure is the error among those of the embedded store's Reload that
+// concerns dataset d, if any.
+func readFailure(err error, d search.Dataset) error {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		var de *search.DatasetError
+		if e != nil && (!errors.As(e, &de) || de.Dataset == d) {
+			return e
+		}
+	}
 	return nil
 }
 
@@ -298,7 +333,10 @@ func (s *Store) Health(context.Context) error {
 	}
 	var gens []string
 	for _, d := range search.Datasets {
-		if h, ok := s.held[d]; ok {
+		switch h, ok := s.held[d]; {
+		case ok && h.gen == 0:
+			gens = append(gens, fmt.Sprintf("%s of an earlier run", d))
+		case ok:
 			gens = append(gens, fmt.Sprintf("%s generation %d", d, h.gen))
 		}
 	}
@@ -306,7 +344,7 @@ func (s *Store) Health(context.Context) error {
 	if len(gens) > 0 {
 		what = strings.Join(gens, ", ")
 	}
-	return fmt.Errorf("serving the copies in the data directory (%s) since %s: %w", what, s.since.UTC().Format(time.RFC3339), s.err)
+	return fmt.Errorf("not in step with MongoDB since %s, serving what this replica holds (%s): %w", s.since.UTC().Format(time.RFC3339), what, s.err)
 }
 
 // Generation returns the generation of dataset d that the Store serves: 0
