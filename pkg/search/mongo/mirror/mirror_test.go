@@ -177,15 +177,23 @@ func TestOldGenerationsDeleted(t *testing.T) {
 	}
 }
 
+// mirrorOfParis imports Paris into a database of its own and opens a
+// mirror of it in dir, which syncs only when told.
+func mirrorOfParis(t *testing.T) (uri, db string, imp *mongo.Store, r *mirror.Store, dir string) {
+	t.Helper()
+	uri = mongotest.URI(t)
+	db = mongotest.Database(t, uri)
+	imp = mustSource(t, uri, db)
+	t.Cleanup(func() { imp.Close() })
+	storetest.MustLoad(t, imp, search.Small, storetest.City("Paris", "France", "", 1))
+	dir = t.TempDir()
+	return uri, db, imp, mustMirror(t, uri, db, dir, -1), dir
+}
+
 // A download that does not hash to the snapshot's checksum is thrown away:
 // the replica keeps serving the generation it has.
 func TestCorruptSnapshotIsNotServed(t *testing.T) {
-	uri := mongotest.URI(t)
-	db := mongotest.Database(t, uri)
-	imp := mustSource(t, uri, db)
-	defer imp.Close()
-	storetest.MustLoad(t, imp, search.Small, storetest.City("Paris", "France", "", 1))
-	r := mustMirror(t, uri, db, t.TempDir(), -1)
+	uri, db, imp, r, _ := mirrorOfParis(t)
 	storetest.MustLoad(t, imp, search.Small, storetest.City("Parma", "Italy", "", 1))
 
 	// Flip the first byte of the new generation's first chunk.
@@ -224,13 +232,7 @@ func TestCorruptSnapshotIsNotServed(t *testing.T) {
 // file published by hand) leaves the replica on its generation, in memory
 // and on disk, and is not downloaded again.
 func TestUnreadableSnapshotIsNotServed(t *testing.T) {
-	uri := mongotest.URI(t)
-	db := mongotest.Database(t, uri)
-	imp := mustSource(t, uri, db)
-	defer imp.Close()
-	storetest.MustLoad(t, imp, search.Small, storetest.City("Paris", "France", "", 1))
-	dir := t.TempDir()
-	r := mustMirror(t, uri, db, dir, -1)
+	_, db, imp, r, dir := mirrorOfParis(t)
 	junk := filepath.Join(t.TempDir(), "small.cfs")
 	if err := os.WriteFile(junk, []byte("not a snapshot"), 0o644); err != nil {
 		t.Fatal(err)
