@@ -39,10 +39,11 @@ func (bs breakers) add(a *app, name string) *breaker.Breaker {
 	return b
 }
 
-// guardStore puts a store whose calls can hang (MongoDB's) behind a breaker;
-// the embedded store answers from memory and is returned as it is.
+// guardStore puts a store whose calls can hang (MongoDB's in query mode)
+// behind a breaker; the embedded store and a mirror of MongoDB's snapshots
+// answer from memory and are returned as they are.
 func guardStore(a *app, bs breakers, store search.Store) search.Store {
-	if a.cfg.Mongo.URI == "" {
+	if a.cfg.Mongo.URI == "" || a.cfg.Mongo.Mode == mongoModeSnapshot {
 		return store
 	}
 	return guarded.New(store, bs.add(a, breakerMongo))

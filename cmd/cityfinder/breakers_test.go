@@ -12,7 +12,9 @@ import (
 // costs the first searches a timeout each; once the circuit breaker opens
 // (three in a row by default, the start's ping included), searches skip it:
 // the limiter fails open at once, MongoDB's searches answer 503 at once.
-// /readyz and /metrics say the breaker is open.
+// /readyz and /metrics say the breaker is open. MongoDB's breaker guards
+// --mongo-mode query, where every search is a MongoDB query; in snapshot
+// mode searches are answered from memory and never wait for MongoDB.
 func TestServeSkipsAHungDependency(t *testing.T) {
 	t.Parallel()
 	dir := mustImportTwoCities(t)
@@ -24,7 +26,7 @@ func TestServeSkipsAHungDependency(t *testing.T) {
 		breaker    string
 	}{
 		{"Redis", []string{"--data-dir", dir, "--redis-url", "redis://" + blackhole(t) + "/0"}, http.StatusOK, "limiter", "redis"},
-		{"MongoDB", []string{"--mongo-uri", "mongodb://" + blackhole(t) + "/", "--mongo-connect-timeout", "250ms",
+		{"MongoDB", []string{"--mongo-uri", "mongodb://" + blackhole(t) + "/", "--mongo-mode", "query", "--mongo-connect-timeout", "250ms",
 			"--mongo-query-timeout", "250ms"}, http.StatusServiceUnavailable, "dataset:small", "mongo"},
 	}
 	for _, tt := range tests {

@@ -79,6 +79,8 @@ type settingValues struct {
 		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
 		QueryTimeout   time.Duration `mapstructure:"query_timeout"`
 		BatchSize      int           `mapstructure:"batch_size"`
+		Mode           string        `mapstructure:"mode"`
+		PollInterval   time.Duration `mapstructure:"poll_interval"`
 	} `mapstructure:"mongo"`
 	Import importConfig `mapstructure:"import"`
 	// The timeouts of import's download (see download.go).
@@ -468,8 +470,11 @@ func validateMongo(c *config) []error {
 			errs = append(errs, invalidValue(n.s, n.v, "must be at least 1"))
 		}
 	}
+	if m.Mode != mongoModeSnapshot && m.Mode != mongoModeQuery {
+		errs = append(errs, invalidValue(settingMongoMode, m.Mode, "use "+settingMongoMode.acceptedForm()))
+	}
 	return append(errs, durationErrors(false, settingDuration{settingMongoConnectTimeout, m.ConnectTimeout},
-		settingDuration{settingMongoQueryTimeout, m.QueryTimeout})...)
+		settingDuration{settingMongoQueryTimeout, m.QueryTimeout}, settingDuration{settingMongoPollInterval, m.PollInterval})...)
 }
 
 // validateLimiterStores checks where the limiter's clients and windows come

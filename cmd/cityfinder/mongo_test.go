@@ -74,7 +74,7 @@ func TestMongoImportQueryServe(t *testing.T) {
 	}
 
 	embeddedBase := startServe(t, "--data-dir", dir, "--max", "100000")
-	mongoBase := startServe(t, append([]string{"--max", "100000"}, mongoArgs...)...)
+	mongoBase := startServe(t, append([]string{"--max", "100000", "--data-dir", t.TempDir()}, mongoArgs...)...)
 	for _, q := range []string{"/search?q=ist", "/search?q=s%C3%A3o%20p&limit=3", "/search?q=san&limit=100&dataset=small",
 		"/search?q=ist&dataset=large", "/search?q=istanbul&fuzzy=false"} {
 		wantCode, want := get(t, embeddedBase+q)
@@ -85,14 +85,15 @@ func TestMongoImportQueryServe(t *testing.T) {
 	}
 }
 
-// A running serve answers 503 while its MongoDB is down and 200 again once
-// it is back, without a restart.
+// In query mode, a running serve answers 503 while its MongoDB is down
+// and 200 again once it is back, without a restart. (In snapshot mode it
+// answers from memory meanwhile: see TestReplicasOnOneMongoDB.)
 func TestMongoServeSurvivesServerRestart(t *testing.T) {
 	srv := mongotest.Start(t)
 	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,2988507\nParma,Italy,Emilia-Romagna,3171457\n")
 	// The default database, city-finder, on a server of this test's own.
 	mustRunCLI(t, "import", "--file", csv, "--mongo-uri", srv.URI())
-	base := startServe(t, "--mongo-uri", srv.URI(), "--max", "100000",
+	base := startServe(t, "--mongo-uri", srv.URI(), "--mongo-mode", "query", "--max", "100000",
 		"--mongo-connect-timeout", "1s", "--mongo-query-timeout", "2s")
 	const url = "/search?q=par"
 	code, before := get(t, base+url)
@@ -175,10 +176,13 @@ func TestMongoUnreachable(t *testing.T) {
 		})
 	}
 
-	base := startServe(t, "--mongo-uri", uri, "--mongo-connect-timeout", "200ms", "--max", "100000")
-	code, body := get(t, base+"/search?q=par")
-	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, `{"message":`) {
-		t.Errorf("GET /search with MongoDB unreachable = %d %s, want 503 and a JSON message", code, body)
+	// In both modes: in snapshot mode, with no copy in the data directory either.
+	for _, mode := range []string{mongoModeSnapshot, mongoModeQuery} {
+		base := startServe(t, "--mongo-uri", uri, "--mongo-mode", mode, "--mongo-connect-timeout", "200ms", "--max", "100000", "--data-dir", t.TempDir())
+		code, body := get(t, base+"/search?q=par")
+		if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, `{"message":`) {
+			t.Errorf("%s mode: GET /search with MongoDB unreachable = %d %s, want 503 and a JSON message", mode, code, body)
+		}
 	}
 }
 

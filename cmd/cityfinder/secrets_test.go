@@ -88,7 +88,7 @@ func mongoMessages(t *testing.T, uri, csv string) []string {
 	}
 	done := make(chan result, 1)
 	go func() {
-		stdout, stderr, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--max", "1000", "--drain-delay", "0"}, fast...)...)
+		stdout, stderr, err := runCLIContext(ctx, append([]string{"serve", "--addr", addr, "--max", "1000", "--drain-delay", "0", "--data-dir", t.TempDir()}, fast...)...)
 		done <- result{stdout, stderr, err}
 	}()
 	var r result

@@ -31,7 +31,12 @@ search typed letter by letter counts once (--limit-by session; request counts
 every request). With --redis-url every replica shares one limit per client. It picks up new imports
 without a restart (every --reload-interval, and on SIGHUP). On SIGINT or
 SIGTERM it drains for --drain-delay (/readyz answers 503, requests are still
-served; a second signal ends the drain), then shuts down gracefully.`,
+served; a second signal ends the drain), then shuts down gracefully.
+
+With --mongo-uri it serves from memory the snapshot that import writes into
+MongoDB, follows new imports every --mongo-poll-interval (SIGHUP: at once),
+and serves its copy in --data-dir while MongoDB is away (--mongo-mode query
+makes every search a MongoDB query instead; see docs/deployment.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a)
@@ -57,13 +62,13 @@ func runServe(ctx context.Context, a *app) error {
 	if err := checkDataDir(a); err != nil {
 		return err
 	}
-	store, err := openStore(a, true)
+	opened, err := openServeStore(ctx, a)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	watch := newWatched(store)
-	store = guardStore(a, watch.breakers, store)
+	defer opened.Close()
+	watch := newWatched(opened)
+	store := guardStore(a, watch.breakers, opened)
 	policy := limiter.Policy{Max: a.cfg.Limiter.Max, Window: a.cfg.Limiter.Window}
 	lim, limStore, err := newLimiter(ctx, a, policy, watch.breakers)
 	if err != nil {
@@ -74,8 +79,9 @@ func runServe(ctx context.Context, a *app) error {
 	opts := []server.Option{server.WithLogger(a.logger), server.WithSearchMiddleware(lim.Middleware),
 		server.WithDemoPage(server.PageConfig{SearchMax: policy.Max, SearchWindow: policy.Window})}
 	opts = append(opts, opsOptions(a, svc, lim, limStore, watch)...)
+	opts = append(opts, mirrorChecks(opened)...)
 	c := a.cfg.Server
-	cut, stopSignals := watchSignals(ctx, a, svc, store)
+	cut, stopSignals := watchSignals(ctx, a, svc, opened)
 	defer stopSignals()
 	srv, err := server.Listen(server.Config{
 		Addr:    c.Addr,
@@ -130,9 +136,12 @@ func openStore(a *app, watch bool) (search.Store, error) {
 	return s, nil
 }
 
-// storeName says where the datasets are, for logs.
+// storeName says where serve's datasets are, for its logs.
 func storeName(a *app) string {
 	if m := a.cfg.Mongo; m.URI != "" {
+		if m.Mode == mongoModeSnapshot {
+			return mongo.Describe(m.URI, m.DB) + ", served from memory (copies in " + mirrorDir(a.cfg) + ")"
+		}
 		return mongo.Describe(m.URI, m.DB)
 	}
 	return "embedded store in " + a.cfg.DataDir

@@ -16,6 +16,7 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
 	"github.com/cityfinder/cityfinder/pkg/search/mongo"
+	"github.com/cityfinder/cityfinder/pkg/search/mongo/mirror"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
@@ -289,6 +290,17 @@ var (
 		def: mongo.DefaultQueryTimeout, commands: everyCommand, doc: "longest time one search may take in MongoDB"}
 	settingMongoBatchSize = &setting{key: "mongo.batch_size", flag: "mongo-batch-size", env: "CITYFINDER_MONGO_BATCH_SIZE", kind: intKind,
 		def: mongo.DefaultBatchSize, commands: cmdImport, doc: "cities per insert when importing into MongoDB", form: "a whole number, at least 1"}
+	settingMongoMode = &setting{key: "mongo.mode", flag: "mongo-mode", env: "CITYFINDER_MONGO_MODE", kind: textKind, def: mongoModeSnapshot,
+		commands: cmdServe, doc: "how serve answers from MongoDB: snapshot (from memory) or query (every search a query)",
+		form: "snapshot or query",
+		note: "snapshot: each replica loads the snapshot that import writes into MongoDB's GridFS, serves every search from " +
+			"memory (typos included), follows new imports within a few seconds and keeps a copy in mongo/<db> under data_dir, " +
+			"which it serves while MongoDB is unreachable. query: every search is a query on the cities_<dataset> collections, " +
+			"without typo matches, as fast as the server's indexes (see docs/deployment.md)."}
+	settingMongoPollInterval = &setting{key: "mongo.poll_interval", flag: "mongo-poll-interval", env: "CITYFINDER_MONGO_POLL_INTERVAL",
+		kind: durationKind, def: mirror.DefaultPollInterval, commands: cmdServe,
+		doc:  "how often serve asks MongoDB for a new import in snapshot mode",
+		note: "A change stream (MongoDB replica sets) announces an import sooner; FerretDB and a standalone MongoDB have none."}
 
 	settingDownloadConnectTimeout = &setting{key: "download.connect_timeout", flag: "download-connect-timeout", env: "CITYFINDER_DOWNLOAD_CONNECT_TIMEOUT",
 		kind: durationKind, def: importer.DefaultTimeouts().Connect, commands: cmdImport,
@@ -315,6 +327,7 @@ var settings = []*setting{
 	settingWindow, settingMax, settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingLimitBy, settingSessionGap, settingSessionRequests, settingSessionLength,
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
+	settingMongoMode, settingMongoPollInterval,
 	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout,
 }
 

@@ -150,6 +150,8 @@ var badSettings = map[*setting][]badSetting{
 	settingMongoConnectTimeout:    {{value: "soon"}, {value: "0s"}},
 	settingMongoQueryTimeout:      {{value: "soon"}, {value: "0s"}},
 	settingMongoBatchSize:         {{value: "many"}, {value: "0"}},
+	settingMongoMode:              {{value: "cache"}},
+	settingMongoPollInterval:      {{value: "soon"}, {value: "0s"}},
 	settingDownloadConnectTimeout: {{value: "soon"}, {value: "0s"}},
 	settingDownloadTLSTimeout:     {{value: "soon"}, {value: "0s"}},
 	settingDownloadHeaderTimeout:  {{value: "soon"}, {value: "0s"}},

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
-	"github.com/cityfinder/cityfinder/pkg/search/embedded"
 )
 
 // validateLifecycle checks the drain delay and the reload interval, which
@@ -69,7 +68,8 @@ func watchSignals(ctx context.Context, a *app, svc *search.Service, store search
 // memory (MongoDB always answers from its latest import), and logs how many
 // cities each holds now.
 func reloadDatasets(ctx context.Context, a *app, svc *search.Service, store search.Store) {
-	if e, ok := store.(*embedded.Store); ok {
+	// The embedded store reads its files again; a mirror of MongoDB syncs.
+	if e, ok := store.(interface{ Reload() error }); ok {
 		if err := e.Reload(); err != nil {
 			a.logger.Error("SIGHUP: reload datasets", "err", explain(err))
 			return

@@ -175,6 +175,13 @@ func Start(tb testing.TB) *Server {
 	return s
 }
 
+// StartServer starts a FerretDB on a free loopback port with its data in
+// dir, for programs that are not tests (benchmarks); Close stops it.
+func StartServer(dir string) (*Server, error) { return start(dir, "127.0.0.1:0") }
+
+// Close stops a server that StartServer started.
+func (s *Server) Close() { s.stop() }
+
 // URI is the server's MongoDB URI, the same across Stop and Restart.
 func (s *Server) URI() string { return s.uri }
 

@@ -86,14 +86,14 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 // startServe starts `cityfinder serve` on dir, with the limiter out of the
 // way, and returns it once it answers, with its base URL and how long it
 // took to answer its first /search.
-func startServe(ctx context.Context, bin, dir string) (*exec.Cmd, string, time.Duration, error) {
+func startServe(ctx context.Context, bin, dir string, extra ...string) (*exec.Cmd, string, time.Duration, error) {
 	addr, err := benchenv.FreeAddr()
 	if err != nil {
 		return nil, "", 0, err
 	}
 	start := time.Now()
-	serve := exec.CommandContext(ctx, bin, "serve", "--data-dir", dir, "--addr", addr,
-		"--max", "1000000", "--window", "1s", "--log-level", "warn", "--drain-delay", "0")
+	serve := exec.CommandContext(ctx, bin, append([]string{"serve", "--data-dir", dir, "--addr", addr,
+		"--max", "1000000", "--window", "1s", "--log-level", "warn", "--drain-delay", "0"}, extra...)...)
 	serve.Stderr = os.Stderr
 	if err := serve.Start(); err != nil {
 		return nil, "", 0, err

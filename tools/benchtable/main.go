@@ -7,7 +7,8 @@
 // lookups in process, /search over HTTP on 127.0.0.1 (with a bare net/http
 // handler as the baseline), the memory and start-up time of `serve`, the
 // allocations of the lookup and the handler, biased, boxed and qualified
-// queries, and the same file imported again enriched with GeoNames.
+// queries, the same file imported again enriched with GeoNames, and
+// replicas that load the snapshot from MongoDB (FerretDB by default).
 package main
 
 import (
@@ -37,12 +38,13 @@ func main() {
 	cache := flag.String("cache", benchenv.CacheDir(), "directory for the generated dataset and the imported store")
 	duration := flag.Duration("http-duration", 5*time.Second, "how long each HTTP load runs")
 	conns := flag.Int("conns", 32, "concurrent HTTP connections")
+	mongoOnly := flag.Bool("mongo-only", false, "measure only the MongoDB replicas and their baselines, on the stores already imported into -cache")
 	flag.Parse()
 	if *bareAddr != "" {
 		log.Fatal(serveBare(*bareAddr, *bareBody))
 	}
 	ctx := context.Background()
-	if err := run(ctx, *bin, *cache, *duration, *conns, os.Stdout); err != nil {
+	if err := run(ctx, *bin, *cache, *duration, *conns, *mongoOnly, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -61,9 +63,10 @@ type report struct {
 	handlerAllocs          allocResult
 	datasetPath, storeDir  string
 	enriched               enrichedResult // the same file imported with --geonames
+	mongo                  mongoResult    // replicas loading the snapshot from MongoDB
 }
 
-func run(ctx context.Context, bin, cache string, duration time.Duration, conns int, out io.Writer) error {
+func run(ctx context.Context, bin, cache string, duration time.Duration, conns int, mongoOnly bool, out io.Writer) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("cityfinder binary: %w (run make build first)", err)
 	}
@@ -80,9 +83,11 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 		return err
 	}
 	r.storeDir = filepath.Join(cache, "store")
-	log.Printf("cityfinder import --dataset large (best of 2)")
-	if r.importTime, _, err = timeImport(ctx, bin, r.datasetPath, r.storeDir); err != nil {
-		return err
+	if _, err := os.Stat(filepath.Join(r.storeDir, "large.cfs")); !mongoOnly || err != nil {
+		log.Printf("cityfinder import --dataset large (best of 2)")
+		if r.importTime, _, err = timeImport(ctx, bin, r.datasetPath, r.storeDir); err != nil {
+			return err
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(r.storeDir, "large.cfs")); err == nil {
 		r.snapshotBytes = fi.Size()
@@ -91,6 +96,17 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 	prefixes, err := samplePrefixes(r.storeDir)
 	if err != nil {
 		return err
+	}
+	if mongoOnly {
+		log.Printf("HTTP: serve, the baseline of the replicas, %d connections, %s", conns, duration)
+		if err := measureHTTP(ctx, bin, &r, prefixes, conns, duration); err != nil {
+			return err
+		}
+		if err := measureMongo(ctx, bin, &r, prefixes, conns, duration); err != nil {
+			return err
+		}
+		printMongo(out, &r)
+		return nil
 	}
 	if r.lookup, err = measureLookups(ctx, r.storeDir, prefixes); err != nil {
 		return err
@@ -103,6 +119,9 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 		return err
 	}
 	if err := measureEnriched(ctx, bin, &r, prefixes, conns, duration); err != nil {
+		return err
+	}
+	if err := measureMongo(ctx, bin, &r, prefixes, conns, duration); err != nil {
 		return err
 	}
 	printReport(out, &r, conns)

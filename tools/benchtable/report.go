@@ -58,6 +58,7 @@ func printReport(w io.Writer, r *report, conns int) {
 	row(w, "6", "allocations: /search handler (san / zuri)", allocs(r.handlerAllocs.heavy)+" / "+allocs(r.handlerAllocs.light), "", "", "", true)
 	printFinds(w, l)
 	printEnriched(w, r)
+	printMongo(w, r)
 }
 
 // printFinds prints issue 14's rows: Service.Find with a point, a box or

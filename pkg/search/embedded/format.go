@@ -60,6 +60,11 @@ const (
 	wordKeySize = 8
 )
 
+// FormatVersion is the version of the snapshot file format that this build
+// writes and reads: a copy of a snapshot elsewhere (MongoDB's, see package
+// mongo) is usable here only when it carries this version.
+const FormatVersion = version
+
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 var errCorrupt = errors.New("corrupt snapshot")

@@ -61,9 +61,15 @@ func (s *Store) load(ctx context.Context, d search.Dataset, r search.CityReader,
 	}
 	gen := bson.NewObjectID()
 	staging := s.db.Collection(stagingPrefix(d) + gen.Hex())
-	stats, err := s.fill(ctx, staging, gen, r)
+	build, t, err := s.startSnapshot(ctx, d, r, opts.Source)
+	if err != nil {
+		return search.LoadStats{}, err
+	}
+	defer build.remove()
+	defer t.end(errLoadEnded) // before remove waits for the build
+	stats, err := s.fill(ctx, staging, gen, t)
 	if err == nil {
-		err = s.finish(ctx, staging, d, gen, stats, opts, lease)
+		err = s.finish(ctx, staging, d, gen, stats, opts, lease, build)
 	}
 	if err != nil {
 		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -237,9 +243,10 @@ func (s *Store) settleDuplicates(ctx context.Context, coll *mongo.Collection, ch
 	return nil
 }
 
-// finish completes a filled staging collection and swaps it in.
+// finish completes a filled staging collection, publishes the snapshot
+// that build made of the same cities, and swaps the collection in.
 func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.Dataset, gen bson.ObjectID, stats search.LoadStats,
-	opts search.LoadOptions, lease func(context.Context) error) error {
+	opts search.LoadOptions, lease func(context.Context) error, build *snapshotBuild) error {
 	meta := metaDoc{
 		ID: metaID, Gen: gen, Schema: schemaVersion, Dataset: string(d),
 		Count: int64(stats.Stored), Read: int64(stats.Read), ImportedAt: time.Now().UTC(),
@@ -297,6 +304,10 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 		}
 	}
 	if err := lease(ctx); err != nil {
+		return err
+	}
+	opts.Enter(search.PhaseWriting)
+	if err := s.publishBuild(ctx, d, build, stats); err != nil {
 		return err
 	}
 	opts.Enter(search.PhaseSwapping)

@@ -64,6 +64,14 @@
 // errors that mean the server cannot be reached or answer in time become
 // search.ErrUnavailable.
 //
+// # Snapshots
+//
+// Every Load also writes the dataset as the embedded store's snapshot into
+// GridFS and makes it the dataset's current generation (see
+// SnapshotCollection), so that replicas can serve it from memory with every
+// feature of the embedded store (package mirror). Searching the documents
+// directly, as below, is the direct-query mode.
+//
 // # No typo matching
 //
 // The Store is no search.TypoFinder, so the search.Service finds no typo
@@ -118,6 +126,9 @@ type Options struct {
 	// LeaseTTL is how long a load's lease on its dataset outlives its last
 	// renewal (see LeaseCollection).
 	LeaseTTL time.Duration
+	// TempDir is where a load builds the dataset's snapshot (see
+	// SnapshotCollection); empty, os.TempDir().
+	TempDir string
 	// Logger hears of loads and of fallbacks; nothing is logged without it.
 	Logger *slog.Logger
 }
