@@ -1,7 +1,9 @@
 package embedded_test
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -164,5 +166,37 @@ func BenchmarkTypoSearch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkFindLength is Service.Find with typos on for queries of every
+// length up to search.MaxQueryRunes, in the shapes that cost the most:
+// one long word, many short words that name no place, a real place
+// followed by words that do not qualify it, and letters that start no
+// name. Issue 22 bounds each at a p99 of 2 ms on the full-size large
+// dataset (CITYFINDER_BENCH_STORE or CITYFINDER_BENCH_MAXMIND).
+func BenchmarkFindLength(b *testing.B) {
+	s := benchmarkStore(b)
+	defer s.Close()
+	svc := search.NewService(s)
+	for _, shape := range []struct{ name, text string }{
+		{"word", strings.Repeat("sanfrancisco", 9)},
+		{"words", strings.Repeat("ab ", 34)},
+		{"place-and-words", "paris " + strings.Repeat("atlantis ", 11)},
+		{"misspelled-words", strings.Repeat("chigaco ", 13)},
+		{"no-name", strings.Repeat("qxz", 34)},
+	} {
+		for _, n := range []int{10, 25, 50, 75, search.MaxQueryRunes} {
+			text := strings.TrimSpace(shape.text[:min(n, len(shape.text))])
+			b.Run(fmt.Sprintf("%s/%d", shape.name, n), func(b *testing.B) {
+				req := search.Request{Dataset: search.Large, Text: text, Limit: search.DefaultLimit, Fuzzy: true}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := svc.Find(b.Context(), req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
