@@ -104,6 +104,12 @@ func TestTwoEditsCompeteWithAFullListOfOne(t *testing.T) {
 	if len(got) != search.DefaultLimit || got[0] != "Palermo 2" {
 		t.Errorf("got %q, want Palermo with 2 edits first of %d", got, search.DefaultLimit)
 	}
+	// The places two edits away are searched within the request's
+	// countries, as every other match.
+	req.Countries = "us"
+	if got := typoLines(t, svc, req); len(got) != search.DefaultLimit || slices.Contains(got, "Palermo 2") {
+		t.Errorf("within the US: got %q, want %d Palmers and no Palermo", got, search.DefaultLimit)
+	}
 }
 
 // typoLines returns the hits of req, each as its name, the alternate name
