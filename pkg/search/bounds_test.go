@@ -18,14 +18,14 @@ const (
 	// maxWalksPerFind is two typo lookups, each a walk of one edit and
 	// one of two.
 	maxWalksPerFind = 4
-	// maxSearchesPerWord bounds the store searches per word of the query:
-	// each word dropped from its end costs a prefix search or a few
-	// (variants, a finished word, asking again for more).
-	maxSearchesPerWord = 4
+	// maxSearchesPerWord bounds the store searches per word of the query,
+	// on these cities: each word dropped from its end costs a prefix
+	// search or two (a finished word, the prefixes of the qualifiers).
+	maxSearchesPerWord = 3
 	// maxSearchesOfReadings bounds the searches of the readings of
-	// qualifiers: two readings of up to four words, each a search of the
-	// words before them and one per place they may name.
-	maxSearchesOfReadings = 120
+	// qualifiers, beyond those: two readings, each a search of the words
+	// before the place and one per place they may name.
+	maxSearchesOfReadings = 16
 )
 
 // longQueryShapes are texts in the shapes that cost the most, cut to every
