@@ -24,6 +24,11 @@ const (
 	// chance ("san" is how Shanghai begins in some language, "sol" is
 	// Seoul's name in another; the person means San Diego and Solapur).
 	KnownLetters = 5
+	// KnownWholeLetters is the shortest alternate name that, matched
+	// whole and counted as a name (see KnownLetters), also gets the
+	// whole-name bonus (see knownAltName): "geneva" lists Genève before
+	// Geneva, Illinois, "cheng" Chengdu before Zhengzhou as "Cheng".
+	KnownWholeLetters = 6
 	// EditCost is how much less a match counts for each typo corrected:
 	// one edit on Chicago (2.7M) outranks a prefix of "Chicacole", an old
 	// name of Srīkākulam (118,000), but not a town that bears the typed
@@ -70,13 +75,24 @@ func Score(text string, key NameKey, pop int64, names, edits int) float64 {
 	}
 	s := float64(pop) * name
 	whole := key.Slug == text
-	if whole {
+	if whole && !knownAltName(text, key, edits) {
 		s *= WholeBoost(text)
 	}
 	for range edits {
 		s /= editCost(text)
 	}
 	return s
+}
+
+// knownAltName reports whether a match of text through key counts as a
+// name the place is known by but without the whole-name bonus: an
+// alternate name of KnownLetters to KnownWholeLetters-1 letters, typed
+// right. Such a whole name is often one syllable of the name ("Cheng" is
+// an old name of Zhengzhou, and "cheng" is how Chengdu, twice its size,
+// begins); the bonus on top of counting as a name made Zhengzhou first.
+func knownAltName(text string, key NameKey, edits int) bool {
+	n := letters(text)
+	return key.Alt != 0 && edits == 0 && n >= KnownLetters && n < KnownWholeLetters
 }
 
 // editCost is what one edit costs a match corrected to text: EditCost,
@@ -94,13 +110,16 @@ func editCost(text string) float64 {
 // match, by the length of the text: ExactBoost from five letters, less
 // below, where a whole name is often a short name matched by chance: at
 // three letters it only breaks near ties ("van" lists Vancouver, 1.8M,
-// before Van, 372,000; "yao" Yaoundé before Yao).
+// before Van, 372,000; "yao" Yaoundé before Yao), at four three times ("bath"
+// lists Bath before Bathinda, three times its size, but "hami" Hamilton,
+// 520,000, before Hami, 137,000, and "male" Mālegaon before Malé: four
+// times made a four-letter name outweigh a city four times larger).
 func WholeBoost(text string) float64 {
 	switch n := letters(text); {
 	case n <= 3:
 		return 1.5
 	case n == 4:
-		return 4
+		return 3
 	}
 	return ExactBoost
 }

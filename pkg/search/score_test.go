@@ -50,6 +50,12 @@ func TestScoreOrdersWhatPeopleMean(t *testing.T) {
 			scoreOf{"par", mainKey("par"), 1000000, 5, 0}, scoreOf{"par", mainKey("parma"), 1200000, 5, 0}},
 		{"four letters promote a whole name over a city three times larger",
 			scoreOf{"bath", mainKey("bath"), 88859, 20, 0}, scoreOf{"bath", mainKey("bathinda"), 285813, 10, 0}},
+		{"four letters do not promote a whole name over a city four times larger",
+			scoreOf{"hami", mainKey("hamilton"), 519949, 22, 0}, scoreOf{"hami", mainKey("hami"), 137072, 22, 0}},
+		{"an alternate name of five letters typed whole counts as a name, without the whole-name bonus",
+			scoreOf{"cheng", mainKey("chengdu"), 3950437, 35, 0}, scoreOf{"cheng", altKey("cheng"), 2014125, 35, 0}},
+		{"an exonym of six letters typed whole gets the bonus",
+			scoreOf{"geneva", altKey("geneva"), 183981, 48, 0}, scoreOf{"geneva", mainKey("geneva"), 21495, 12, 0}},
 		{"a place known in many languages beats a namesake of its size",
 			scoreOf{"abu-", mainKey("abu-dhabi"), 603492, 75, 0}, scoreOf{"abu-", mainKey("abu-ghurayb"), 900000, 18, 0}},
 	} {

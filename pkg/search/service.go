@@ -226,7 +226,8 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	found, err := f.ranked(ctx, q, b)
 	res := Result{Dataset: q.Dataset, Prefix: Unmarked(q.Prefix)}
 	res.Complete = !f.clipped && len(found) < q.Limit
-	if err == nil && len(found) == 0 && qualified {
+	if err == nil && len(found) == 0 && qualified && f.readings < maxQualifiedReadings {
+		f.readings++
 		found, res.Qualifier, err = f.qualified(ctx, q, b)
 		res.Complete = res.Complete && res.Qualifier == ""
 	}
@@ -246,12 +247,13 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	// was most likely typed right, and the typo walk costs more than the
 	// prefix search: it is left out.
 	edits := typoBudget(f.text, found) // of what was typed, not of its folding
-	if req.Fuzzy && edits > 0 && len(found) < q.Limit && res.Qualifier == "" {
+	if req.Fuzzy && edits > 0 && len(found) < q.Limit && res.Qualifier == "" && f.walkable(q.Prefix) {
+		f.walks++
 		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
 		if err != nil {
 			return Result{}, err
 		}
-		found = f.withTypos(found, typos, b)
+		found = f.withTypos(found, typos, q, edits, b)
 	}
 	res.Hits = make([]Hit, 0, len(found))
 	for i := range found {
@@ -272,6 +274,35 @@ func (s *Service) orCityPart(ctx context.Context, f *finder, q Query, req Reques
 	return s.find(ctx, f, q, req, true, true)
 }
 
+// Bounds on the work of one Find, whatever its length (issue 22): without
+// them a query of MaxQueryRunes that names nothing costs a typo walk and a
+// reading of qualifiers for every word that is dropped from its end (see
+// orCityPart), 20-200 ms on the full-size large dataset, where a query
+// that people type costs well under one. With them every query costs at
+// most maxTypoWalks typo lookups (see Service.typos) of at most
+// MaxTypoBytes and maxQualifiedReadings readings, besides its prefix
+// searches (a few per word).
+const (
+	// MaxTypoBytes is the longest folded query that typos are looked for
+	// in: 0.1% of the names of GeoNames' cities1000 are longer, and the
+	// walk of a longer query costs more than all else a Find does.
+	MaxTypoBytes = 32
+	// maxTypoWalks is how many typo lookups one Find makes at most: the
+	// whole query's and that of the words before its last ("chigaco
+	// illinois", then "chigaco").
+	maxTypoWalks = 2
+	// maxQualifiedReadings is how many times one Find reads the last
+	// words of a query as a place: the whole query's, and once more
+	// without its last word ("paris texas usa atl" is Paris, Texas).
+	maxQualifiedReadings = 2
+)
+
+// walkable reports whether a typo walk for prefix is within the bounds
+// of the Find: short enough, and walks left.
+func (f *finder) walkable(prefix string) bool {
+	return len(prefix) <= MaxTypoBytes && f.walks < maxTypoWalks
+}
+
 // withoutLastWord returns the folded query without its last word, when what
 // remains has MinQueryLetters letters.
 func withoutLastWord(prefix string) (string, bool) {
@@ -284,16 +315,26 @@ func withoutLastWord(prefix string) (string, bool) {
 
 // withTypos ranks typo matches among the prefix matches found: by Score,
 // and by the location bias b when it has a point (see ranked), each city
-// once.
-func (f *finder) withTypos(found []variantFound, typos []Typo, b bias) []variantFound {
+// once, the best q.Limit. A typo match whose whole key is within maxEdits
+// of the query counts as the whole-name match it is, when that scores
+// higher (see wholeTypo).
+func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias) []variantFound {
 	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
 	for i := range typos {
-		if !listedFound(all, &typos[i].City) { // also a prefix match through another name
-			all = append(all, f.scored(&typos[i].Found, typos[i].Corrected, typos[i].Edits))
+		t := &typos[i]
+		if listedFound(all, &t.City) { // also a prefix match through another name
+			continue
 		}
+		best := f.scored(&t.Found, t.Corrected, t.Edits)
+		if edits, ok := wholeTypo(q.Prefix, t.Key.Slug, maxEdits); ok && t.Key.Slug != t.Corrected {
+			if whole := f.scored(&t.Found, t.Key.Slug, edits); whole.score > best.score {
+				best = whole
+			}
+		}
+		all = append(all, best)
 	}
 	f.sort(all, b)
-	return all
+	return all[:min(len(all), q.Limit)]
 }
 
 // endsInSpace reports whether a query as typed ends in a space after some
@@ -342,6 +383,9 @@ type finder struct {
 	// clipped is set when a store answered as many prefix matches as it
 	// was asked for, so that it may have more (see Result.Complete).
 	clipped bool
+	// walks and readings count the typo walks and the readings of
+	// qualifiers made (see maxTypoWalks).
+	walks, readings int
 }
 
 var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
@@ -359,6 +403,7 @@ func (f *finder) release() {
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
 	f.found, f.store, f.ended, f.text, f.loc = f.found[:0], nil, false, "", nil
+	f.walks, f.readings = 0, 0
 	finders.Put(f)
 }
 

@@ -165,6 +165,13 @@ func TestFindAsksTheStoresTypoSearch(t *testing.T) {
 	if !slices.Equal(asked, []int{1, 2}) {
 		t.Errorf("the store was asked for %v edits, want [1 2]", asked)
 	}
+	asked = nil
+	if _, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: "zuirch", Limit: 10, Fuzzy: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []int{1}) { // six letters: one edit
+		t.Errorf("the store was asked for %v edits, want [1]", asked)
+	}
 }
 
 func TestServiceStats(t *testing.T) {

@@ -106,25 +106,111 @@ func (s *Service) FindsTypos() bool {
 }
 
 // typos returns the best typo matches of q within maxEdits edits, at most
-// want of them. Fewer edits rank first, so when the matches within fewer
-// edits fill the answer, those needing more stay unsearched: the walk for
-// two edits visits many times the nodes of the walk for one.
+// want of them from the typo walk, in the store's order (CompareTypos:
+// fewer edits first), for Score to rank. The walk of one edit comes
+// first: when it fills the answer, the walk of two, which visits many
+// times its nodes (a tenth of the queries of 7 letters with two typos,
+// and the slowest), is left out, and what two edits could add that
+// outranks a list of one-edit matches is looked for directly: the names
+// of well-known places two edits from the whole query (see
+// knownTypos). "palmero" fills the list with a dozen Palmers one edit
+// away, the largest of 76,000 people; Palermo, 672,000, is "palermo"
+// typed whole with two letters moved.
 func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typo, error) {
 	finder, ok := s.store.(TypoFinder)
-	if !ok {
+	if !ok || maxEdits < 1 {
 		return nil, nil
 	}
-	var found []Typo
-	for e := 1; e <= maxEdits; e++ {
-		var err error
-		if found, err = finder.FindTypos(ctx, q, e); err != nil {
-			return nil, err
+	q.Limit = want
+	found, err := finder.FindTypos(ctx, q, 1)
+	if err != nil || maxEdits < 2 {
+		return found, err
+	}
+	if len(found) < want {
+		return finder.FindTypos(ctx, q, maxEdits)
+	}
+	known, err := s.knownTypos(ctx, q, maxEdits, found)
+	return append(found, known...), err
+}
+
+// knownStem is how many letters of a query the places of knownTypos
+// share with it: a typo in the first three letters of a name is rarer
+// than later, and a stem of three keeps the places few and large.
+const knownStem = 3
+
+// knownTypos returns the places whose whole name is within maxEdits of
+// q.Prefix (see wholeTypo), among the best 2×q.Limit by the store's order
+// of those whose name starts with the first knownStem letters of the
+// query, less the cities of found and the prefix matches: one prefix
+// search, where a walk of two edits costs a hundred.
+func (s *Service) knownTypos(ctx context.Context, q Query, maxEdits int, found []Typo) ([]Typo, error) {
+	stem := knownStem
+	if q.Prefix[0] == ScriptMark {
+		stem++
+	}
+	if len(q.Prefix) <= stem {
+		return nil, nil
+	}
+	sq := q
+	sq.Prefix, sq.Words, sq.Limit = q.Prefix[:stem], false, min(MaxLimit, 2*q.Limit)
+	cities, err := s.store.Search(ctx, nil, sq)
+	if err != nil {
+		return nil, err
+	}
+	var out []Typo
+	for _, c := range cities {
+		if strings.HasPrefix(c.Key.Slug, q.Prefix) || slices.ContainsFunc(found, func(t Typo) bool { return t.City.Key() == c.City.Key() }) {
+			continue
 		}
-		if len(found) >= want {
-			return found[:want], nil
+		if edits, ok := wholeTypo(q.Prefix, c.Key.Slug, maxEdits); ok {
+			out = append(out, Typo{Found: c, Edits: edits, Corrected: c.Key.Slug})
 		}
 	}
-	return found, nil
+	return out, nil
+}
+
+// wholeTypo returns how many edits turn query into the whole of key, a
+// key of a typo match, when they are no more than maxEdits: the person
+// typed the whole name, misspelled ("palmero" for Palermo, which the
+// store reached through "paler"), and the match counts as a whole-name
+// match of it (see Score). ok is false when key is further.
+func wholeTypo(query, key string, maxEdits int) (edits int, ok bool) {
+	if d := len(key) - len(query); d > maxEdits || -d > maxEdits {
+		return 0, false
+	}
+	d := osaDistance(query, key, maxEdits)
+	return d, d <= maxEdits
+}
+
+// osaDistance is the optimal-string-alignment distance between a and b
+// (edits, insertions, deletions and transpositions of adjacent bytes, as
+// corrections counts them), or bound+1 once it is sure to exceed bound.
+func osaDistance(a, b string, bound int) int {
+	n := len(b)
+	prev2, prev, cur := make([]int, n+1), make([]int, n+1), make([]int, n+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		lowest := i
+		for j := 1; j <= n; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			lowest = min(lowest, cur[j])
+		}
+		if lowest > bound {
+			return bound + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[n]
 }
 
 // WalkTypos answers TypoFinder.FindTypos for store s: it walks, with walk,

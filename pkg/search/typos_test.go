@@ -72,7 +72,9 @@ func TestFindTypos(t *testing.T) {
 		want []string // name, as the alternate name matched, and edits
 	}{
 		{"chigaco", []string{"Chicago 2"}},
-		{"palmero", []string{"Palmer 1", "Palermo 2"}},
+		// Two edits on a city 37 times larger outrank one on Palmer:
+		// "palmero" is Palermo typed whole, misspelled.
+		{"palmero", []string{"Palermo 2", "Palmer 1"}},
 		{"chigac", nil}, // six letters get one edit, not two
 		// A name typed in full: one edit below 9 letters.
 		{"istanbul", []string{"Istanbul 0"}},
@@ -85,6 +87,28 @@ func TestFindTypos(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The matches of one edit on small places do not crowd out one of two
+// edits on a large one: the Service asks the store for the two-edit
+// neighbourhood at once, and Score decides.
+func TestTwoEditsCompeteWithAFullListOfOne(t *testing.T) {
+	cities := []search.City{storetest.CountryCity("Palermo", "Italy", "it", 668405)}
+	for i := range 2 * search.DefaultLimit {
+		cities = append(cities, storetest.CountryCity(fmt.Sprintf("Palmer %c", 'A'+i), "United States", "us", int64(1000+i)))
+	}
+	svc, _ := mustService(t, cities...)
+	req := search.Request{Dataset: search.Large, Text: "palmero", Limit: search.DefaultLimit, Fuzzy: true}
+	got := typoLines(t, svc, req)
+	if len(got) != search.DefaultLimit || got[0] != "Palermo 2" {
+		t.Errorf("got %q, want Palermo with 2 edits first of %d", got, search.DefaultLimit)
+	}
+	// The places two edits away are searched within the request's
+	// countries, as every other match.
+	req.Countries = "us"
+	if got := typoLines(t, svc, req); len(got) != search.DefaultLimit || slices.Contains(got, "Palermo 2") {
+		t.Errorf("within the US: got %q, want %d Palmers and no Palermo", got, search.DefaultLimit)
 	}
 }
 

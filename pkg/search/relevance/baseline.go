@@ -82,3 +82,30 @@ func (b *Baseline) Top(query string, limit int) []search.City {
 func (b *Baseline) Has(id uint32) bool {
 	return b.ids[id]
 }
+
+// Largest returns the n most populous cities indexed, each GeoNames id
+// once (ties: lower id), leaving out cities without an id.
+func (b *Baseline) Largest(n int) []search.City {
+	order := make([]int, 0, len(b.cities))
+	for i := range b.cities {
+		if b.cities[i].ID != 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		cx, cy := &b.cities[x], &b.cities[y]
+		return cmp.Or(cmp.Compare(cy.Population, cx.Population), cmp.Compare(cx.ID, cy.ID), cmp.Compare(x, y))
+	})
+	var out []search.City
+	seen := make(map[uint32]bool, n)
+	for _, i := range order {
+		if len(out) == n {
+			break
+		}
+		if c := b.cities[i]; !seen[c.ID] {
+			seen[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -31,6 +31,9 @@ type Outcome struct {
 // Report is one run of a judgments file on one dataset.
 type Report struct {
 	Dataset search.Dataset
+	// Set names the judgments file the cases came from, for Write's
+	// heading ("validation"); empty for the judged cases.
+	Set string
 	// Cities is how many cities the dataset holds (see search.DatasetStats).
 	Cities int
 	// Outcomes are those of the cases whose place the dataset has, in

@@ -17,15 +17,32 @@ type Floors map[search.Dataset]map[string]Figures
 
 // ReadFloors reads the floors recorded at path.
 func ReadFloors(path string) (Floors, error) {
+	var f Floors
+	return f, readJSON(path, "floors", &f)
+}
+
+// readJSON decodes the JSON file at path into v; what names it in errors.
+func readJSON(path, what string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read floors: %w", err)
+		return fmt.Errorf("read %s: %w", what, err)
 	}
-	var f Floors
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("read floors %s: %w", path, err)
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("read %s %s: %w", what, path, err)
 	}
-	return f, nil
+	return nil
+}
+
+// writeJSON writes v to path as indented JSON; what names it in errors.
+func writeJSON(path, what string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", what, err)
+	}
+	return nil
 }
 
 // WriteFloors records the figures of reports at path, rounded as Check
@@ -39,14 +56,7 @@ func WriteFloors(path string, reports []Report) error {
 		}
 		f[reports[i].Dataset] = cats
 	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write floors: %w", err)
-	}
-	return nil
+	return writeJSON(path, "floors", f)
 }
 
 // Check returns a sentence for each figure of r that fell below its

@@ -13,8 +13,11 @@ import (
 var update = flag.Bool("update", false, "record today's figures as the floors")
 
 const (
-	judgmentsFile = "testdata/judgments.tsv"
-	floorsFile    = "testdata/floors.json"
+	judgmentsFile        = "testdata/judgments.tsv"
+	floorsFile           = "testdata/floors.json"
+	validationFile       = "testdata/validation.tsv"
+	validationFloorsFile = "testdata/validation-floors.json"
+	keystrokeFloorsFile  = "testdata/keystrokes.json"
 )
 
 func TestJudgmentsFileReads(t *testing.T) {
@@ -25,6 +28,37 @@ func TestJudgmentsFileReads(t *testing.T) {
 	if len(cases) < 300 {
 		t.Errorf("%d judged queries, want at least 300", len(cases))
 	}
+	checkCases(t, cases)
+}
+
+// TestValidationFileReads checks the held-out cases: at least 100, none
+// of them a query the judged cases hold already.
+func TestValidationFileReads(t *testing.T) {
+	cases, err := relevance.LoadJudgments(validationFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 100 {
+		t.Errorf("%d validation queries, want at least 100", len(cases))
+	}
+	checkCases(t, cases)
+	judged, err := relevance.LoadJudgments(judgmentsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range judged {
+		for _, c := range cases {
+			if strings.EqualFold(c.Query, j.Query) && c.ID == j.ID {
+				t.Errorf("line %d: %q for #%d is judged already (judgments.tsv line %d)", c.Line, c.Query, c.ID, j.Line)
+			}
+		}
+	}
+}
+
+// checkCases checks that no query is judged twice in a category, and that
+// exactly the location cases have a location.
+func checkCases(t *testing.T, cases []relevance.Case) {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if key := c.Category + "\t" + c.Query; c.Near == nil { // a location case may repeat a query elsewhere
@@ -182,5 +216,53 @@ func TestReportFiguresAndFloors(t *testing.T) {
 	}
 	if strings.Contains(joined, "prefix: hit@1") {
 		t.Errorf("drops %q name prefix hit@1, which held", joined)
+	}
+}
+
+func TestKeystrokeFiguresAndFloors(t *testing.T) {
+	k := relevance.Keystrokes{Dataset: search.Large, Places: []relevance.Typed{
+		{City: search.City{ID: 1, Name: "Chengdu"}, Find: 6, Baseline: 5},
+		{City: search.City{ID: 2, Name: "Paris"}, Find: 3, Baseline: 4},
+		{City: search.City{ID: 3, Name: "Lima"}, Find: 3, Baseline: 3},
+		{City: search.City{ID: 4, Name: "Zagreb"}, Find: 7, Baseline: 3}, // never first
+	}}
+	want := relevance.KeystrokeFigures{Places: 4, Later: 2, Sooner: 1, Mean: 4.75, BaselineMean: 3.75}
+	if got := k.Figures(); got != want {
+		t.Errorf("figures %+v, want %+v", got, want)
+	}
+	if later := k.Later(); len(later) != 2 || later[0].City.ID != 4 || later[1].City.ID != 1 {
+		t.Errorf("later %+v, want Zagreb (4 letters lost) then Chengdu", later)
+	}
+	var out strings.Builder
+	if err := k.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"later than population order 2, sooner 1", `"Zagreb…" after 7 letters, "Zag" in population order`} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report %q, want it to say %q", out.String(), s)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), "keystrokes.json")
+	if err := relevance.WriteKeystrokeFloors(path, []relevance.Keystrokes{k}); err != nil {
+		t.Fatal(err)
+	}
+	floors, err := relevance.ReadKeystrokeFloors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drops := floors.Check(&k); len(drops) != 0 {
+		t.Errorf("the figures just recorded dropped: %v", drops)
+	}
+	worse := relevance.Keystrokes{Dataset: search.Large, Places: append([]relevance.Typed(nil), k.Places...)}
+	worse.Places[2].Find = 4 // Lima: one more later, and a higher mean
+	joined := strings.Join(floors.Check(&worse), "\n")
+	for _, s := range []string{"3 places later than population order, above the floor of 2", "5.0000 letters on average, above the floor of 4.7500"} {
+		if !strings.Contains(joined, s) {
+			t.Errorf("drops %q, want one saying %q", joined, s)
+		}
+	}
+	if drops := floors.Check(&relevance.Keystrokes{Dataset: search.Small}); len(drops) != 1 || !strings.Contains(drops[0], "no floor") {
+		t.Errorf("drops %v for a dataset without floors, want one saying so", drops)
 	}
 }

@@ -11,7 +11,11 @@ import (
 // place Find did not put first (all of them when maxFailures < 0), with
 // where it came and what came first.
 func (r *Report) Write(w io.Writer, maxFailures int) error {
-	fmt.Fprintf(w, "%s: %d cities, %d cases judged", r.Dataset, r.Cities, len(r.Outcomes))
+	name := string(r.Dataset)
+	if r.Set != "" {
+		name += " (" + r.Set + ")"
+	}
+	fmt.Fprintf(w, "%s: %d cities, %d cases judged", name, r.Cities, len(r.Outcomes))
 	if len(r.Absent) > 0 {
 		fmt.Fprintf(w, " (%d more whose place it lacks)", len(r.Absent))
 	}
