@@ -62,7 +62,8 @@ goes into --download-dir (default: downloads in --data-dir) once; later
 imports read that copy.
 
 Malformed rows are skipped and counted; the first ones are listed with their line
-numbers. --strict stops at the first one instead.
+numbers, those of the --geonames dump too. --strict stops at the first one of
+--file instead.
 
 An import that would shrink a dataset sharply is refused and the dataset keeps
 its content: when the new file holds fewer than half the cities of the current
@@ -121,6 +122,10 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	req.Progress, req.Phase = bars.start, bars.phase
 	sum, err := (&importer.Importer{Store: store, Stdin: stdin}).Import(ctx, req)
 	bars.finish() // clear the bar before the rejections and the summary
+	if sum.GeoNamesRejected > 0 {
+		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.GeoNames)
+		sum.WriteGeoNamesRejections(stderr)
+	}
 	if sum.Rejected > 0 {
 		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.Source)
 		sum.WriteRejections(stderr)

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -316,4 +317,30 @@ func firstRow(table string) string {
 		return ""
 	}
 	return rows[1]
+}
+
+// The malformed rows of a --geonames dump are reported as the main file's
+// are, however few: the count and the first line numbers on stderr, under
+// the dump's name. Two bad rows in 302 are below the 1 % that fails it.
+func TestImportReportsMalformedGeoNamesRows(t *testing.T) {
+	var dump strings.Builder
+	for i := range 300 {
+		if i == 10 || i == 200 {
+			dump.WriteString("not\ta\tGeoNames\trow\n")
+		}
+		fmt.Fprintf(&dump, "%d\tTown %d\tTown %d\t\t41.3\t19.8\tP\tPPL\tAL\t\t50\t\t\t\t%d\t\t\tEurope/Tirane\t2020-01-01\n", 100+i, i, i, 1000+i)
+	}
+	geonames := writeFile(t, "cities1000.txt", dump.String())
+	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\nTown 1,Albania,Tirana,101\nTown 2,Albania,Tirana,102\n")
+	out, errOut, err := runCLI(t, "import", "--file", csv, "--data-dir", t.TempDir(), "--geonames", geonames)
+	if err != nil {
+		t.Fatalf("import: %v\nstderr: %s", err, errOut)
+	}
+	if !strings.Contains(out, "2 enriched from GeoNames") {
+		t.Errorf("summary %q, want both rows enriched", out)
+	}
+	want := "rejected rows in " + geonames + ":\nline 11: wrong number of fields (4, want 19)\nline 202: wrong number of fields (4, want 19)\n"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr = %q, want it to contain %q", errOut, want)
+	}
 }

@@ -37,8 +37,10 @@ type Gazetteer struct {
 	byName, byAlt nameIndex
 	// Source is the file the places come from, for messages.
 	Source string
-	// Rows and Rejected count the dump's rows and its malformed rows.
+	// Rows and Rejected count the dump's rows and its malformed rows;
+	// Rejections are the first DefaultMaxReported of those.
 	Rows, Rejected int
+	Rejections     []RowError
 }
 
 // gazPlace is what enrichment takes from a place.
@@ -246,7 +248,7 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 	g.text = string(text)
 	g.index()
 	st := pr.Stats()
-	g.Rows, g.Rejected = st.Rows, st.Rejected
+	g.Rows, g.Rejected, g.Rejections = st.Rows, st.Rejected, st.Rejections
 	if err := tooManyRejected(st); err != nil {
 		return nil, err
 	}

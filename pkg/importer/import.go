@@ -61,6 +61,11 @@ type Summary struct {
 	Named int
 	// Rejections are the first Request.MaxReported malformed rows.
 	Rejections []RowError
+	// GeoNamesRejected is how many rows of Request.GeoNames were malformed
+	// and skipped (few enough not to fail the import: see MaxRejected);
+	// GeoNamesRejections are the first DefaultMaxReported of them.
+	GeoNamesRejected   int
+	GeoNamesRejections []RowError
 	// Warnings are what the import could not do of what the request asked,
 	// without failing: each an *InputError (see Request.RegionNames).
 	Warnings []error
@@ -95,12 +100,23 @@ func (s Summary) String() string {
 // "line 17: wrong number of fields (3, want 4)" per line, and how many more
 // there were.
 func (s Summary) WriteRejections(w io.Writer) error {
-	for _, r := range s.Rejections {
+	return writeRejections(w, s.Rejected, s.Rejections)
+}
+
+// WriteGeoNamesRejections writes the kept malformed rows of
+// Request.GeoNames to w as WriteRejections writes the source's.
+func (s Summary) WriteGeoNamesRejections(w io.Writer) error {
+	return writeRejections(w, s.GeoNamesRejected, s.GeoNamesRejections)
+}
+
+// writeRejections writes the first of rejected malformed rows to w.
+func writeRejections(w io.Writer, rejected int, first []RowError) error {
+	for _, r := range first {
 		if _, err := fmt.Fprintln(w, r.Error()); err != nil {
 			return err
 		}
 	}
-	if more := s.Rejected - len(s.Rejections); more > 0 {
+	if more := rejected - len(first); more > 0 {
 		if _, err := message.NewPrinter(language.English).Fprintf(w, "and %d more rejected rows\n", more); err != nil {
 			return err
 		}

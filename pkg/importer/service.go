@@ -198,6 +198,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 			return sum, err
 		}
 		gaz.Source = req.GeoNames.String()
+		sum.GeoNamesRejected, sum.GeoNamesRejections = gaz.Rejected, gaz.Rejections
 	}
 	var subs *Subcountries
 	if useRegions {
