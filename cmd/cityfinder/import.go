@@ -43,7 +43,9 @@ interrupted import leaves the old data in place.
   --dataset small   the okfn world-cities CSV (name,country,subcountry,geonameid).
                     Without --file: a download of
                     ` + importer.OKFNURL + `
-                    that gives up when the network stalls (--download-*-timeout).
+                    that gives up when the network stalls (--download-*-timeout), when it
+                    takes longer than --download-timeout (1h) or brings more than
+                    --download-max-bytes (4 GiB).
   --dataset large   a GeoNames dump (cities500.zip … cities15000.zip, allCountries.zip
                     of which the populated places are taken; .txt, .gz or .zip), or
                     MaxMind's worldcitiespop.txt (plain or gzipped, Latin-1 or UTF-8):
@@ -105,7 +107,7 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 		GeoNames:    importer.Source{Name: a.cfg.Import.GeoNames},
 		Strict:      opts.Strict,
 		AllowShrink: a.cfg.Import.AllowShrink,
-		Download:    importer.DownloadOptions{Timeouts: downloadTimeouts(a.cfg), Dir: downloadDir(a.cfg)},
+		Download:    downloadOptions(a.cfg, downloadDir(a.cfg)),
 	}
 	if d == search.Large {
 		if req.RegionNames.Name = a.cfg.Import.RegionNames; req.RegionNames.Name == "" {
@@ -135,9 +137,9 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	case errors.Is(err, importer.ErrShrink):
 		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
 	case errors.As(err, &ie):
-		return fmt.Errorf("%s: %w", a.cfg.nameOf(roleSetting(ie.Role)), ie)
+		return fmt.Errorf("%s: %w%s", a.cfg.nameOf(roleSetting(ie.Role)), ie, downloadHint(err))
 	case err != nil:
-		return err
+		return fmt.Errorf("%w%s", err, downloadHint(err))
 	}
 	for _, w := range sum.Warnings {
 		if errors.As(w, &ie) && ie.Role == importer.RoleRegionNames {

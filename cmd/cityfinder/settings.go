@@ -270,6 +270,12 @@ var (
 		doc: "longest wait for the download's server (or proxy) to answer", note: "A proxy's answer to CONNECT too."}
 	settingDownloadIdleTimeout = &setting{key: "download.idle_timeout", flag: "download-idle-timeout", env: "CITYFINDER_DOWNLOAD_IDLE_TIMEOUT",
 		kind: durationKind, def: importer.DefaultTimeouts().Idle, commands: cmdImport, doc: "longest wait for more of the downloaded file"}
+	settingDownloadTimeout = &setting{key: "download.timeout", flag: "download-timeout", env: "CITYFINDER_DOWNLOAD_TIMEOUT",
+		kind: durationKind, def: importer.DefaultTimeouts().Total, commands: cmdImport, doc: "longest time a whole download may take",
+		note: "A server that trickles its file, never idle for long, fails the import once it has passed; the default brings allCountries.zip (about 400 MB) at 120 KB/s."}
+	settingDownloadMaxBytes = &setting{key: "download.max_bytes", flag: "download-max-bytes", env: "CITYFINDER_DOWNLOAD_MAX_BYTES",
+		kind: intKind, def: importer.DefaultMaxDownloadBytes, commands: cmdImport, doc: "largest file a download may bring, in bytes",
+		form: "a whole number, at least 1", note: "A larger file, or an endless one, fails the import before the disk is full; the default (4 GiB) takes allCountries.zip (about 400 MB) with room to spare."}
 )
 
 // settings is the table: every setting, in the order of the config file.
@@ -282,6 +288,7 @@ var settings = []*setting{
 	settingWindow, settingMax, settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
 	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout,
+	settingDownloadTimeout, settingDownloadMaxBytes,
 }
 
 // addSettingFlags defines on fs the flag of every setting that cmd takes,
