@@ -226,3 +226,44 @@ func TestImportBoundsMemoryOnHostileFiles(t *testing.T) {
 		t.Fatalf("bombs of %d bytes are too small to prove a cap of %d", bombSize, importer.MaxLine)
 	}
 }
+
+// maxRepeatRSS is the peak RSS an import of millions of copies of a few
+// rows may reach: about what a small file costs, as memory follows the
+// distinct cities.
+const maxRepeatRSS = 100 << 20
+
+// An import of millions of rows that repeat a few cities costs the memory
+// of those cities, not of its rows: duplicates are merged as they arrive,
+// in every format. Each file is gzip members of 100,000 rows repeated, so
+// that it costs next to nothing to build; before duplicates were merged,
+// the first reached 600 MB.
+func TestImportMemoryFollowsDistinctCities(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("needs /proc to read a process's peak RSS")
+	}
+	const rows, member = 4_000_000, 100_000
+	tests := []struct {
+		name, dataset, header, row, want string
+	}{
+		{"okfn", "small", "name,country,subcountry,geonameid\n", "Tirana,Albania,Tirana,3183875\n",
+			"imported 1 of 4,000,000 rows into small (0 rejected, 3,999,999 duplicates)"},
+		{"GeoNames", "large", "", "3183875\tTirana\tTirana\tTirana\t41.3275\t19.81889\tP\tPPLC\tAL\t\t50\t\t\t\t418495\t\t110\tEurope/Tirane\t2020-01-01\n",
+			"imported 1 of 4,000,000 rows into large (0 rejected, 3,999,999 duplicates)"},
+		{"MaxMind", "large", "Country,City,AccentCity,Region,Population,Latitude,Longitude\n", "al,tirana,Tirana,50,418495,41.3275,19.8188889\n",
+			"imported 1 of 4,000,000 rows into large (0 rejected, 3,999,999 duplicates)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := mustWriteBomb(t, "repeated.gz", bombPart{tt.header, 1}, bombPart{strings.Repeat(tt.row, member), rows / member})
+			stdout, stderr, code, rss := runChild(t, "import", "--dataset", tt.dataset, "--file", file, "--data-dir", t.TempDir(), "--log-level", "warn")
+			t.Logf("peak RSS %.1f MB", float64(rss)/1e6)
+			if code != 0 || !strings.HasPrefix(stdout, tt.want) {
+				t.Errorf("exit %d, stdout %.300q, stderr %.300q; want exit 0 and %q", code, stdout, stderr, tt.want)
+			}
+			if rss <= 0 || rss > maxRepeatRSS {
+				t.Errorf("peak RSS %d MB, want under %d MB", rss>>20, maxRepeatRSS>>20)
+			}
+		})
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"time"
 
 	"github.com/cityfinder/cityfinder/pkg/importer"
@@ -31,19 +30,6 @@ func validateDownload(c *config) []error {
 		errs = append(errs, invalidValue(settingDownloadMaxBytes, d.MaxBytes, "must be at least 1"))
 	}
 	return errs
-}
-
-// downloadHint says which setting to raise when err is a download that
-// outgrew one of the limits, "" otherwise.
-func downloadHint(err error) string {
-	var te *importer.TimeoutError
-	switch {
-	case errors.Is(err, importer.ErrDownloadTooLarge):
-		return " (if the file is meant, raise --" + settingDownloadMaxBytes.flag + ")"
-	case errors.As(err, &te) && te.Phase == importer.PhaseTotal:
-		return " (if the download is meant to take longer, raise --" + settingDownloadTimeout.flag + ")"
-	}
-	return ""
 }
 
 // settingDuration is a duration setting and its value, for validation.

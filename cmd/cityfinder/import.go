@@ -29,6 +29,7 @@ type importConfig struct {
 	Source      string `mapstructure:"source"`
 	RegionNames string `mapstructure:"region_names"`
 	DownloadDir string `mapstructure:"download_dir"`
+	MaxRows     int    `mapstructure:"max_rows"`
 }
 
 func newImportCmd(a *app) *cobra.Command {
@@ -66,6 +67,12 @@ imports read that copy.
 Malformed rows are skipped and counted; the first ones are listed with their line
 numbers, those of the --geonames dump too. --strict stops at the first one of
 --file instead.
+
+Rows with the same name, country and region are one city listed twice: the most
+populous is kept, and the others are dropped as they arrive, so that memory
+follows the distinct cities, not the rows. A file, or --geonames dump, of more
+than --max-rows rows (25 million; allCountries has about 13) is refused and the
+dataset keeps its content.
 
 An import that would shrink a dataset sharply is refused and the dataset keeps
 its content: when the new file holds fewer than half the cities of the current
@@ -107,6 +114,7 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 		GeoNames:    importer.Source{Name: a.cfg.Import.GeoNames},
 		Strict:      opts.Strict,
 		AllowShrink: a.cfg.Import.AllowShrink,
+		MaxRows:     a.cfg.Import.MaxRows,
 		Download:    downloadOptions(a.cfg, downloadDir(a.cfg)),
 	}
 	if d == search.Large {
@@ -137,9 +145,9 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	case errors.Is(err, importer.ErrShrink):
 		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
 	case errors.As(err, &ie):
-		return fmt.Errorf("%s: %w%s", a.cfg.nameOf(roleSetting(ie.Role)), ie, downloadHint(err))
+		return fmt.Errorf("%s: %w%s", a.cfg.nameOf(roleSetting(ie.Role)), ie, raiseHint(err))
 	case err != nil:
-		return fmt.Errorf("%w%s", err, downloadHint(err))
+		return fmt.Errorf("%w%s", err, raiseHint(err))
 	}
 	for _, w := range sum.Warnings {
 		if errors.As(w, &ie) && ie.Role == importer.RoleRegionNames {
@@ -218,14 +226,33 @@ func downloadDir(c *config) string {
 	return cmp.Or(c.Import.DownloadDir, filepath.Join(c.DataDir, "downloads"))
 }
 
+// raiseHint says which setting to raise when err is an import that
+// outgrew one of its limits, "" otherwise.
+func raiseHint(err error) string {
+	var te *importer.TimeoutError
+	switch {
+	case errors.Is(err, importer.ErrTooManyRows):
+		return " (if the file is meant, raise --" + settingMaxRows.flag + ")"
+	case errors.Is(err, importer.ErrDownloadTooLarge):
+		return " (if the file is meant, raise --" + settingDownloadMaxBytes.flag + ")"
+	case errors.As(err, &te) && te.Phase == importer.PhaseTotal:
+		return " (if the download is meant to take longer, raise --" + settingDownloadTimeout.flag + ")"
+	}
+	return ""
+}
+
 // validateImport checks the import's settings.
 func validateImport(c *config) []error {
+	var errs []error
+	if c.Import.MaxRows < 1 {
+		errs = append(errs, invalidValue(settingMaxRows, c.Import.MaxRows, "must be at least 1"))
+	}
 	src := c.Import.Source
 	if slices.Contains(importer.GeoNamesSources, src) {
-		return nil
+		return errs
 	}
 	if u, err := neturl.Parse(src); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
-		return nil
+		return errs
 	}
-	return []error{invalidValue(settingSource, src, "use "+settingSource.acceptedForm())}
+	return append(errs, invalidValue(settingSource, src, "use "+settingSource.acceptedForm()))
 }

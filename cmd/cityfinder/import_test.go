@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/cityfinder/cityfinder/internal/shareddata"
+	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -342,5 +343,25 @@ func TestImportReportsMalformedGeoNamesRows(t *testing.T) {
 	want := "rejected rows in " + geonames + ":\nline 11: wrong number of fields (4, want 19)\nline 202: wrong number of fields (4, want 19)\n"
 	if !strings.Contains(errOut, want) {
 		t.Errorf("stderr = %q, want it to contain %q", errOut, want)
+	}
+}
+
+// --max-rows bounds the rows an import reads: a longer file fails with a
+// message that says the limit and the flag to raise, and the dataset keeps
+// its content.
+func TestImportRowLimit(t *testing.T) {
+	csv := shareddata.Path(t, "world-cities.csv")
+	dir := t.TempDir()
+	mustRunCLI(t, "import", "--file", csv, "--data-dir", dir)
+	before := mustRunCLI(t, "query", "lon", "--data-dir", dir)
+	_, _, err := runCLI(t, "import", "--file", csv, "--data-dir", dir, "--max-rows", "1000")
+	if !errors.Is(err, importer.ErrTooManyRows) || !strings.Contains(err.Error(), "more than 1,000 rows") || !strings.Contains(err.Error(), "raise --max-rows") {
+		t.Errorf("err = %v, want one saying the limit and --max-rows", err)
+	}
+	if got := mustRunCLI(t, "query", "lon", "--data-dir", dir); got != before {
+		t.Errorf("after the refused import, query lon = %q, want %q", got, before)
+	}
+	if _, _, err := runCLI(t, "import", "--file", csv, "--data-dir", dir, "--max-rows", "0"); err == nil || !strings.Contains(err.Error(), "invalid --max-rows") {
+		t.Errorf("--max-rows 0: err = %v, want it invalid", err)
 	}
 }

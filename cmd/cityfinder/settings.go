@@ -162,6 +162,10 @@ var (
 		doc:  "directory that import downloads a dataset into, once, when --file is not given or is a URL (default: downloads in --data-dir)",
 		form: "the path of a directory",
 		note: "A file already there is imported again rather than downloaded."}
+	settingMaxRows = &setting{key: "import.max_rows", flag: "max-rows", env: "CITYFINDER_MAX_ROWS", kind: intKind, def: importer.DefaultMaxRows, commands: cmdImport,
+		doc: "most rows an import reads of its file, and of the --geonames dump", form: "a whole number, at least 1",
+		note: "A longer file fails the import, and the dataset keeps its content. Duplicate rows are merged as they arrive, so " +
+			"memory follows the distinct cities; the limit bounds a file of distinct ones. allCountries has about 13 million rows."}
 
 	settingLogLevel = &setting{key: "log.level", flag: "log-level", env: "CITYFINDER_LOG_LEVEL", kind: textKind, def: "info", commands: everyCommand,
 		doc: "log level: debug, info, warn or error", form: "debug, info, warn or error",
@@ -281,7 +285,7 @@ var (
 // settings is the table: every setting, in the order of the config file.
 var settings = []*setting{
 	settingConfig, settingDataDir, settingDataset,
-	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingDownloadDir,
+	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingDownloadDir, settingMaxRows,
 	settingLogLevel,
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,

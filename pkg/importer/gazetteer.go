@@ -204,13 +204,20 @@ func readFrom[T any](name, what string, open func() (*Input, error), read func(i
 }
 
 // ReadGazetteer reads a GeoNames dump from r (see NewGeoNamesReader); see
-// OpenGazetteer.
+// OpenGazetteer. A dump of more than DefaultMaxRows rows is an error
+// wrapping ErrTooManyRows.
 func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
+	return readGazetteer(r, DefaultMaxRows)
+}
+
+// readGazetteer is ReadGazetteer of a dump of at most maxRows rows (see
+// Request.MaxRows).
+func readGazetteer(r io.Reader, maxRows int) (*Gazetteer, error) {
 	lines, err := geonamesLines(r)
 	if err != nil {
 		return nil, err
 	}
-	pl := pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines}
+	pl := pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines, maxRows: rowLimit(maxRows)}
 	pr := newParallelReader(lines, ReaderOptions{}, "GeoNames file", pl, newGazParser)
 	defer pr.Close()
 	g := &Gazetteer{}

@@ -40,8 +40,9 @@ type Summary struct {
 	Rejected int
 	// Skipped is how many rows were not cities (see ReadStats.Skipped).
 	Skipped int
-	// Duplicates is how many well-formed rows the store dropped because an
-	// earlier row had the same search.Key.
+	// Duplicates is how many well-formed rows were dropped because another
+	// row had the same search.Key: the import drops those it can as they
+	// arrive, the store the rest (see search.KeepFirst).
 	Duplicates int
 	// UnknownCountries is how many rows had a country code with no English
 	// name (their Country is the code); UnknownCodes lists the codes.

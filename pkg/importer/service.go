@@ -71,6 +71,13 @@ type Request struct {
 	// MaxReported is how many malformed rows Summary keeps; 0 means
 	// DefaultMaxReported.
 	MaxReported int
+	// MaxRows is the most rows the source, and the GeoNames dump, may
+	// have; 0 means DefaultMaxRows. A longer file fails the import with an
+	// error wrapping ErrTooManyRows, and the dataset keeps its content.
+	// Duplicates are merged as they arrive (see Summary.Duplicates), so
+	// that memory follows the distinct cities; the limit bounds a file of
+	// rows that are all distinct.
+	MaxRows int
 	// Progress, when not nil, is told of each stage of the import that
 	// moves through bytes: the download of a source given as a URL, then
 	// the reading of the source. The Progress it returns (nil for none)
@@ -194,7 +201,8 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	}
 	var gaz *Gazetteer
 	if useGeoNames {
-		if gaz, err = readRole(ctx, im, req, RoleGeoNames, req.GeoNames, "GeoNames file", ReadGazetteer); err != nil {
+		read := func(r io.Reader) (*Gazetteer, error) { return readGazetteer(r, req.MaxRows) }
+		if gaz, err = readRole(ctx, im, req, RoleGeoNames, req.GeoNames, "GeoNames file", read); err != nil {
 			return sum, err
 		}
 		gaz.Source = req.GeoNames.String()
@@ -208,7 +216,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		subs.Source = req.RegionNames.String()
 	}
 
-	rr, err := newImportReader(format, in, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported}, defaultPipeline(in))
+	rr, err := newImportReader(format, in, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported}, defaultPipeline(in, req.MaxRows))
 	if err != nil {
 		return sum, err
 	}
@@ -238,6 +246,9 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		cr = mmRegions
 	}
 
+	distinct := &distinctReader{r: cr}
+	cr = distinct
+
 	lopts := search.LoadOptions{Source: sourceStats(req.Source, in), Phase: req.Phase}
 	if !req.AllowShrink {
 		lopts.Check = func(prev search.DatasetStats, next search.LoadStats) error {
@@ -262,7 +273,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		return sum, err
 	}
 	sum.Imported = ls.Stored
-	sum.Duplicates = ls.Read - ls.Stored
+	sum.Duplicates = distinct.Dropped() + ls.Read - ls.Stored
 	return sum, nil
 }
 

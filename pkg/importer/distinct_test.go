@@ -1,0 +1,120 @@
+package importer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cityfinder/cityfinder/pkg/importer"
+	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
+)
+
+// collector is a store that keeps what a load hands it, as read, and
+// what search.Collect (the memory store's rule) makes of it.
+type collector struct {
+	search.Store
+	received []search.City
+	kept     []search.City
+}
+
+func (c *collector) Load(ctx context.Context, _ search.Dataset, r search.CityReader, _ search.LoadOptions) (search.LoadStats, error) {
+	var err error
+	if c.received, err = search.ReadAll(r); err != nil {
+		return search.LoadStats{}, err
+	}
+	var st search.LoadStats
+	c.kept, st, err = search.Collect(ctx, &search.SliceReader{Cities: slices.Clone(c.received)})
+	return st, err
+}
+
+// writeDuplicates writes a GeoNames dump of n rows drawn from few places,
+// so that most rows share a search.Key with others: the same name or
+// another of the same slug, population, id and location drawn at random,
+// ties included.
+func writeDuplicates(t *testing.T, n int, seed uint64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed))
+	names := [][]string{{"Saint-Denis", "Saint Denis", "SAINT DENIS"}, {"Köln", "Koln"}, {"Paris"}, {"Lyon", "LYON"}}
+	var b strings.Builder
+	for range n {
+		variants := names[rng.IntN(len(names))]
+		name := variants[rng.IntN(len(variants))]
+		pop := []int{0, 100, 5000, 5000, 1_000_000}[rng.IntN(5)]
+		fmt.Fprintf(&b, "%d\t%s\t%s\t\t%.4f\t%.4f\tP\tPPL\t%s\t\t%s\t\t\t\t%d\t\t\tEurope/Paris\t2020-01-01\n",
+			1+rng.IntN(3), name, name, 40+rng.Float64(), 2+rng.Float64(), []string{"FR", "DE"}[rng.IntN(2)], []string{"11", "22"}[rng.IntN(2)], pop)
+	}
+	path := filepath.Join(t.TempDir(), "cities1000.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// An import merges duplicates as they arrive, and keeps the very city that
+// the store would have kept of all the rows (search.BySlug's best, the
+// first read of equals): the store receives only the first city of each
+// Key and those that outrank every earlier one, not a city a row.
+func TestImportMergesDuplicatesAsTheyArrive(t *testing.T) {
+	for seed := range uint64(5) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			path := writeDuplicates(t, 3000, seed)
+			rows, _ := mustReadFormat(t, importer.FormatGeoNames, path, importer.ReaderOptions{Strict: true})
+			want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: rows})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := &collector{}
+			sum := mustImport(t, store, path, importer.Request{Dataset: search.Large})
+			if !slices.EqualFunc(store.kept, want, func(a, b search.City) bool { return a.Equal(&b) }) {
+				t.Errorf("kept %d cities:\n%+v\nwant %d:\n%+v", len(store.kept), store.kept, len(want), want)
+			}
+			// Of ~190 rows of a Key in random order, a few each outrank
+			// every earlier one (about ln 190 ≈ 5 of them).
+			if len(store.received) > 10*len(want) {
+				t.Errorf("the store received %d cities of %d rows for %d distinct ones, want only the first of each Key and those that outrank it", len(store.received), len(rows), len(want))
+			}
+			if sum.Imported != len(want) || sum.Duplicates != len(rows)-len(want) {
+				t.Errorf("summary %d imported, %d duplicates; want %d and %d", sum.Imported, sum.Duplicates, len(want), len(rows)-len(want))
+			}
+		})
+	}
+}
+
+// An import reads at most Request.MaxRows rows of its file, and of its
+// GeoNames dump: one more fails it with ErrTooManyRows, and the dataset
+// keeps its content.
+func TestImportRowLimit(t *testing.T) {
+	store := memory.New()
+	csv := datasetPath(t, "world-cities.csv")
+	mustImport(t, store, csv, importer.Request{Dataset: search.Small})
+	before := mustSearch(t, store, search.Small, "lon")
+	geonames := importer.Source{Name: writeDuplicates(t, 3000, 1)}
+	for _, tc := range []struct {
+		name string
+		req  importer.Request
+	}{
+		{"the file", importer.Request{Dataset: search.Small, MaxRows: 1000, AllowShrink: true}},
+		{"the GeoNames dump", importer.Request{Dataset: search.Small, MaxRows: 2999, AllowShrink: true, GeoNames: geonames}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := importFile(t.Context(), store, csv, tc.req)
+			if !errors.Is(err, importer.ErrTooManyRows) || !strings.Contains(err.Error(), fmt.Sprintf("more than %s rows", thousands(tc.req.MaxRows))) {
+				t.Errorf("err = %v, want ErrTooManyRows saying the limit", err)
+			}
+			if got := mustSearch(t, store, search.Small, "lon"); !slices.Equal(got, before) {
+				t.Errorf("after the failed import, lon finds %q, want %q", got, before)
+			}
+		})
+	}
+	// A file of exactly MaxRows rows is read.
+	if _, err := importFile(t.Context(), store, geonames.Name, importer.Request{Dataset: search.Large, MaxRows: 3000}); err != nil {
+		t.Errorf("a file of MaxRows rows: %v", err)
+	}
+}
