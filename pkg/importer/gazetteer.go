@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -41,6 +40,10 @@ type Gazetteer struct {
 	// Rejections are the first DefaultMaxReported of those.
 	Rows, Rejected int
 	Rejections     []RowError
+	// Duplicates is how many places were skipped as they were read, as an
+	// earlier place of the dump had their geonameid: a dump's memory
+	// follows its distinct places, not its rows.
+	Duplicates int
 }
 
 // gazPlace is what enrichment takes from a place.
@@ -224,6 +227,7 @@ func readGazetteer(r io.Reader, maxRows int) (*Gazetteer, error) {
 	var text []byte
 	admin1s := make(map[string]uint32)
 	var batch []parsedPlace
+	g.byID = make(map[uint32]int32)
 	for {
 		batch, err = pr.ReadBatch(batch[:0])
 		if errors.Is(err, io.EOF) {
@@ -234,6 +238,11 @@ func readGazetteer(r io.Reader, maxRows int) (*Gazetteer, error) {
 		}
 		for i := range batch {
 			p := &batch[i]
+			if _, dup := g.byID[p.place.id]; dup {
+				g.Duplicates++
+				continue
+			}
+			g.byID[p.place.id] = int32(len(g.places))
 			a, ok := admin1s[p.admin1]
 			if !ok {
 				a = uint32(len(g.admin1s))
@@ -305,18 +314,11 @@ func (gp *gazParser) parse(line []byte) (parsedPlace, string) {
 	}, ""
 }
 
-// index builds the indexes of g.places: by id on one goroutine, by name on
-// another, each map sized once. A place's name and ASCII name are found
-// by name only when they are tidy (see nameTidier), as they are unless
-// they are absurdly long.
+// index builds the indexes of g.places by name (those by id are built as
+// the places are read), each map sized once. A place's name and ASCII
+// name are found by name only when they are tidy (see nameTidier), as
+// they are unless they are absurdly long.
 func (g *Gazetteer) index() {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		g.byID = make(map[uint32]int32, len(g.places))
-		for i := range g.places {
-			g.byID[g.places[i].id] = int32(i)
-		}
-	})
 	byName := 0
 	for i := range g.names {
 		if g.names[i].byName {
@@ -343,5 +345,4 @@ func (g *Gazetteer) index() {
 			}
 		}
 	}
-	wg.Wait()
 }
