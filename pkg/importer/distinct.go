@@ -60,6 +60,9 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 // country and region) is numbered once, as an area, so that a distinct city
 // costs some 80 bytes and nothing the garbage collector has to scan.
 type keyTable struct {
+	// withID makes a city's id part of its Key: for cities whose region is
+	// yet to be named, by their id among others (see geonamesRegions).
+	withID  bool
 	heads   map[uint64]int32 // the last entry of a hash
 	entries []keyEntry
 	blocks  [][]byte
@@ -103,6 +106,9 @@ func (t *keyTable) better(c *search.City) bool {
 		t.areaOf[ka] = area
 	}
 	h := maphash.String(keySeed, c.Slug) ^ (uint64(area)+1)*0x9e3779b97f4a7c15
+	if t.withID {
+		h ^= (uint64(c.ID) + 1) * 0xc2b2ae3d27d4eb4f
+	}
 	head, ok := t.heads[h]
 	if !ok {
 		head = -1
@@ -110,7 +116,7 @@ func (t *keyTable) better(c *search.City) bool {
 	for i := head; i >= 0; i = t.entries[i].next {
 		e := &t.entries[i]
 		slug, name := t.text(e)
-		if e.area != area || string(slug) != c.Slug {
+		if e.area != area || string(slug) != c.Slug || t.withID && e.id != c.ID {
 			continue
 		}
 		best := *c // the same Key: only the name, population and id differ

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,40 +48,50 @@ func writeDuplicates(t *testing.T, n int, seed uint64) string {
 		fmt.Fprintf(&b, "%d\t%s\t%s\t\t%.4f\t%.4f\tP\tPPL\t%s\t\t%s\t\t\t\t%d\t\t\tEurope/Paris\t2020-01-01\n",
 			1+rng.IntN(3), name, name, 40+rng.Float64(), 2+rng.Float64(), []string{"FR", "DE"}[rng.IntN(2)], []string{"11", "22"}[rng.IntN(2)], pop)
 	}
-	path := filepath.Join(t.TempDir(), "cities1000.txt")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return mustWriteFile(t, "cities1000.txt", []byte(b.String()))
 }
 
 // An import merges duplicates as they arrive, and keeps the very city that
 // the store would have kept of all the rows (search.BySlug's best, the
 // first read of equals): the store receives only the first city of each
-// Key and those that outrank every earlier one, not a city a row.
+// Key and those that outrank every earlier one, not a city a row. So it
+// does when the rows wait for their region names, which the region names
+// file here gives by id.
 func TestImportMergesDuplicatesAsTheyArrive(t *testing.T) {
-	for seed := range uint64(5) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			path := writeDuplicates(t, 3000, seed)
-			rows, _ := mustReadFormat(t, importer.FormatGeoNames, path, importer.ReaderOptions{Strict: true})
-			want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: rows})
-			if err != nil {
-				t.Fatal(err)
-			}
-			store := &collector{}
-			sum := mustImport(t, store, path, importer.Request{Dataset: search.Large})
-			if !slices.EqualFunc(store.kept, want, func(a, b search.City) bool { return a.Equal(&b) }) {
-				t.Errorf("kept %d cities:\n%+v\nwant %d:\n%+v", len(store.kept), store.kept, len(want), want)
-			}
-			// Of ~190 rows of a Key in random order, a few each outrank
-			// every earlier one (about ln 190 ≈ 5 of them).
-			if len(store.received) > 10*len(want) {
-				t.Errorf("the store received %d cities of %d rows for %d distinct ones, want only the first of each Key and those that outrank it", len(store.received), len(rows), len(want))
-			}
-			if sum.Imported != len(want) || sum.Duplicates != len(rows)-len(want) {
-				t.Errorf("summary %d imported, %d duplicates; want %d and %d", sum.Imported, sum.Duplicates, len(want), len(rows)-len(want))
-			}
-		})
+	regions := mustWriteFile(t, "world-cities.csv", []byte("name,country,subcountry,geonameid\n"+
+		"Paris,France,Île-de-France,1\nRennes,France,Bretagne,2\nKöln,Germany,Nordrhein-Westfalen,3\n"))
+	subcountries := map[uint32]string{1: "Île-de-France", 2: "Bretagne", 3: "Nordrhein-Westfalen"}
+	for _, named := range []bool{false, true} {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprintf("seed %d, region names %t", seed, named), func(t *testing.T) {
+				path := writeDuplicates(t, 3000, seed)
+				rows, _ := mustReadFormat(t, importer.FormatGeoNames, path, importer.ReaderOptions{Strict: true})
+				req := importer.Request{Dataset: search.Large}
+				if named {
+					req.RegionNames = importer.Source{Name: regions}
+					for i := range rows {
+						rows[i].Subcountry = subcountries[rows[i].ID]
+					}
+				}
+				want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: rows})
+				if err != nil {
+					t.Fatal(err)
+				}
+				store := &collector{}
+				sum := mustImport(t, store, path, req)
+				if !slices.EqualFunc(store.kept, want, func(a, b search.City) bool { return a.Equal(&b) }) {
+					t.Errorf("kept %d cities:\n%+v\nwant %d:\n%+v", len(store.kept), store.kept, len(want), want)
+				}
+				// Of ~190 rows of a Key in random order, a few each outrank
+				// every earlier one (about ln 190 ≈ 5 of them).
+				if len(store.received) > 10*len(want) {
+					t.Errorf("the store received %d cities of %d rows for %d distinct ones, want only the first of each Key and those that outrank it", len(store.received), len(rows), len(want))
+				}
+				if sum.Imported != len(want) || sum.Duplicates != len(rows)-len(want) {
+					t.Errorf("summary %d imported, %d duplicates; want %d and %d", sum.Imported, sum.Duplicates, len(want), len(rows)-len(want))
+				}
+			})
+		}
 	}
 }
 

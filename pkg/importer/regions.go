@@ -241,11 +241,18 @@ func (h *heldCities) take(dst []search.City) []search.City {
 // each city takes its own name or its division's. The store holds every
 // city until it builds anyway; this holds them a little earlier, packed
 // (see heldRows) at about half the memory of the cities themselves.
+//
+// Every city votes, but a duplicate that the store would drop is not held
+// (see distinctReader): one with the Key and id of an earlier city, which
+// will take the same name, that does not outrank it. So the cities held
+// follow the distinct ones, not the rows.
 type geonamesRegions struct {
 	r     search.CityReader
 	subs  *Subcountries
 	names *RegionNames // once the dump is read
 	held  heldRows
+	keys  keyTable
+	drops int // duplicates not held
 	named int
 	err   error // what ReadBatch returns after the held cities
 }
@@ -291,9 +298,14 @@ func (g *geonamesRegions) readAll() {
 		for i := range batch {
 			c := &batch[i]
 			v.add(c.ID, countryCode(c.CountryCode), c.Region)
-			g.held.add(c)
+			if g.keys.better(c) {
+				g.held.add(c)
+			} else {
+				g.drops++
+			}
 		}
 	}
+	g.keys = keyTable{}
 	g.names = v.names()
 }
 

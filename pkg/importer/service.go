@@ -236,7 +236,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	var mmRegions *maxmindRegions
 	switch {
 	case subs != nil && format == FormatGeoNames:
-		gnRegions = &geonamesRegions{r: cr, subs: subs}
+		gnRegions = &geonamesRegions{r: cr, subs: subs, keys: keyTable{withID: true}}
 		cr = gnRegions
 	case subs != nil && format == FormatMaxMind:
 		names := gaz.RegionNames(subs)
@@ -274,6 +274,9 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	}
 	sum.Imported = ls.Stored
 	sum.Duplicates = distinct.Dropped() + ls.Read - ls.Stored
+	if gnRegions != nil {
+		sum.Duplicates += gnRegions.drops
+	}
 	return sum, nil
 }
 
