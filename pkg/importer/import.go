@@ -57,8 +57,9 @@ type Summary struct {
 	// Regions is how many first-level divisions Request.RegionNames named
 	// (see RegionNames); 0 when they named none, or were not used.
 	Regions int
-	// Named is how many of the rows that reached the store (duplicates
-	// included) got their region's name from Request.RegionNames.
+	// Named is how many of the cities handed to the store got their
+	// region's name from Request.RegionNames: duplicates included, but for
+	// those of a GeoNames dump merged before their regions were named.
 	Named int
 	// Rejections are the first Request.MaxReported malformed rows.
 	Rejections []RowError
