@@ -234,7 +234,8 @@ const maxRepeatRSS = 100 << 20
 
 // An import of millions of rows that repeat a few cities costs the memory
 // of those cities, not of its rows: duplicates are merged as they arrive,
-// in every format, and while rows wait for their region names. Each file
+// in every format, and while rows wait for their region names or their
+// enrichment. Each file
 // is gzip members of 100,000 rows repeated, so that it costs next to
 // nothing to build; before duplicates were merged, each took 300 MB or
 // more.
@@ -246,12 +247,16 @@ func TestImportMemoryFollowsDistinctCities(t *testing.T) {
 	const rows, member = 2_000_000, 100_000
 	const tirana = "3183875\tTirana\tTirana\tTirana\t41.3275\t19.81889\tP\tPPLC\tAL\t\t50\t\t\t\t418495\t\t110\tEurope/Tirane\t2020-01-01\n"
 	regions := writeFile(t, "world-cities.csv", "name,country,subcountry,geonameid\nTirana,Albania,Tirana,3183875\n")
+	geonames := writeFile(t, "cities1000.txt", tirana)
 	tests := []struct {
 		name, dataset, header, row, want string
 		args                             []string
 	}{
 		{"okfn", "small", "name,country,subcountry,geonameid\n", "Tirana,Albania,Tirana,3183875\n",
 			"imported 1 of 2,000,000 rows into small (0 rejected, 1,999,999 duplicates)", nil},
+		{"okfn with --geonames", "small", "name,country,subcountry,geonameid\n", "Tirana,Albania,Tirana,3183875\n",
+			"imported 1 of 2,000,000 rows into small (0 rejected, 1,999,999 duplicates, 2,000,000 enriched from GeoNames (2,000,000 by id, 0 by name))",
+			[]string{"--geonames", geonames}},
 		{"GeoNames", "large", "", tirana, "imported 1 of 2,000,000 rows into large (0 rejected, 1,999,999 duplicates)", nil},
 		{"GeoNames with region names", "large", "", tirana,
 			"imported 1 of 2,000,000 rows into large (0 rejected, 1,999,999 duplicates, 1 with region names)", []string{"--region-names", regions}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +125,43 @@ func TestImportRowLimit(t *testing.T) {
 	// A file of exactly MaxRows rows is read.
 	if _, err := importFile(t.Context(), store, geonames.Name, importer.Request{Dataset: search.Large, MaxRows: 3000}); err != nil {
 		t.Errorf("a file of MaxRows rows: %v", err)
+	}
+}
+
+// The rows of an okfn CSV wait for the last before they are enriched (a
+// join by name depends on every row): identical ones are merged as they
+// are read, and the import keeps what it kept before, with the same
+// counts. Here every row of the shared file comes twice, a few thrice.
+func TestImportMergesIdenticalRowsBeforeEnriching(t *testing.T) {
+	g := mustGazetteer(t)
+	data, err := os.ReadFile(datasetPath(t, "world-cities.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, body, _ := strings.Cut(string(data), "\n")
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	path := mustWriteFile(t, "world-cities.csv", []byte(header+"\n"+body+body+strings.Join(lines[:500], "\n")+"\n"))
+	rows, _ := mustReadFile(t, search.Small, path, importer.ReaderOptions{})
+
+	er := g.Enrich(&search.SliceReader{Cities: rows})
+	enriched, err := search.ReadAll(er)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: enriched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &collector{}
+	sum := mustImport(t, store, path, importer.Request{Dataset: search.Small, GeoNames: importer.Source{Name: datasetPath(t, "geonames-cities1000.txt.gz")}})
+	if !slices.EqualFunc(store.kept, want, func(a, b search.City) bool { return a.Equal(&b) }) {
+		t.Errorf("kept %d cities, want %d, or other ones", len(store.kept), len(want))
+	}
+	if len(store.received) > len(lines) {
+		t.Errorf("the store received %d cities of %d rows, %d distinct at most", len(store.received), len(rows), len(lines))
+	}
+	if sum.EnrichedByID != er.EnrichedByID() || sum.EnrichedByName != er.EnrichedByName() || sum.Duplicates != len(rows)-len(want) {
+		t.Errorf("summary %d by id, %d by name, %d duplicates; want %d, %d and %d",
+			sum.EnrichedByID, sum.EnrichedByName, sum.Duplicates, er.EnrichedByID(), er.EnrichedByName(), len(rows)-len(want))
 	}
 }

@@ -230,6 +230,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	var enriched *EnrichedReader
 	if gaz != nil {
 		enriched = gaz.Enrich(cr)
+		enriched.merging = true
 		cr = enriched
 	}
 	var gnRegions *geonamesRegions
@@ -276,6 +277,9 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	sum.Duplicates = distinct.Dropped() + ls.Read - ls.Stored
 	if gnRegions != nil {
 		sum.Duplicates += gnRegions.drops
+	}
+	if enriched != nil {
+		sum.Duplicates += enriched.merged
 	}
 	return sum, nil
 }
