@@ -69,9 +69,13 @@ func Collect(ctx context.Context, r CityReader) ([]City, LoadStats, error) {
 	return cities, LoadStats{Read: lr.Count(), Stored: len(cities)}, nil
 }
 
-// SortBySlug sorts cities by BySlug.
+// SortBySlug sorts cities by BySlug, and cities that BySlug finds equal
+// in the order read, so that of two duplicates that differ only in what
+// BySlug does not look at (their location, say), every store keeps the
+// first read, as the embedded store does, whatever the other rows of the
+// file.
 func SortBySlug(cities []City) {
-	slices.SortFunc(cities, func(a, b City) int { return BySlug(&a, &b) })
+	slices.SortStableFunc(cities, func(a, b City) int { return BySlug(&a, &b) })
 }
 
 // BySlug orders cities by slug, and cities with the same slug by rank
