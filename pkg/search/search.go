@@ -85,6 +85,9 @@ var (
 	// ErrUnavailable means the store's backing service cannot be reached,
 	// or its data cannot be read.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrNotFound means the dataset has no city of the id asked for (see
+	// Store.Lookup).
+	ErrNotFound = errors.New("no such city")
 	// ErrCorrupt means the stored copy of a dataset is damaged or was
 	// written by another version: the dataset is unavailable until it is
 	// imported again. It matches ErrUnavailable.
@@ -253,8 +256,8 @@ type CityReader interface {
 	ReadBatch(dst []City) ([]City, error)
 }
 
-// Store is a place cities live: it answers prefix queries, describes and
-// replaces datasets. Its methods are all that the Service needs of a store,
+// Store is a place cities live: it answers prefix queries, finds a city by
+// its id and the cities around a point, describes and replaces datasets. Its methods are all that the Service needs of a store,
 // but for one optional capability, typo search (see TypoFinder), so that a
 // decorator that implements them (see storetest.Wrap) keeps every feature
 // of the store it wraps. Implementations are safe for concurrent use, say
@@ -284,6 +287,28 @@ type Store interface {
 	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has
 	// never been loaded.
 	Search(ctx context.Context, dst []Found, q Query) ([]Found, error)
+
+	// Lookup returns the city of dataset d whose ID is id (see
+	// DerivedIDBase for the ids of cities that came without one), with
+	// every field as Search gives it. When two cities of d share an id
+	// (a source that repeats one), it returns one of them.
+	//
+	// Errors: ErrNotFound (wrapped) when d has no city of that id, or id
+	// is 0; ErrEmptyDataset (wrapped) when d has never been loaded.
+	Lookup(ctx context.Context, d Dataset, id uint32) (City, error)
+
+	// Nearby appends to dst at most q.Limit cities of q.Dataset with a
+	// location within q.RadiusKm of q.Point that q.Accepts, best first
+	// by the reverse rule (see CityRadiusKm), and returns the extended
+	// slice, as append does; nothing near appends nothing. Stores rank
+	// with Nearest (see FindNear), so that they agree, and bound the work
+	// by where cities are: a lookup looks at the cities of a few dozen
+	// kilometres around the point where they are dense. It writes only
+	// past len(dst), and on error returns dst as it was.
+	//
+	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
+	// ErrEmptyDataset (wrapped) when the dataset has never been loaded.
+	Nearby(ctx context.Context, dst []City, q NearQuery) ([]City, error)
 
 	// Stats describes dataset d as the last finished Load left it.
 	//

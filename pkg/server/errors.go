@@ -70,6 +70,7 @@ type errorKind struct {
 var errorTable = []errorKind{
 	{errBadRequest, http.StatusBadRequest, "invalid", ""},
 	{search.ErrInvalidQuery, http.StatusBadRequest, "invalid", ""},
+	{search.ErrNotFound, http.StatusNotFound, "not_found", "No city has this id in this dataset"},
 	{search.ErrEmptyDataset, http.StatusServiceUnavailable, "empty", "This dataset is not available yet"},
 	{search.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", UnavailableMessage},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout", "Search took too long, try again later"},

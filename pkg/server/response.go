@@ -107,6 +107,12 @@ func (b *jsonBuffer) encode(v any) ([]byte, error) {
 	case geoJSON:
 		b.list = search.AppendGeoJSON(b.list[:0], hits)
 		return b.list, nil
+	case oneHit: // the list's one element: the same bytes as in a list
+		if len(hits) != 1 {
+			return nil, fmt.Errorf("encode %d hits as one", len(hits))
+		}
+		b.list = search.AppendJSON(b.list[:0], hits)
+		return b.list[1 : len(b.list)-1], nil
 	}
 	b.buf.Reset()
 	if err := b.enc.Encode(v); err != nil {

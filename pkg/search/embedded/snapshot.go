@@ -38,8 +38,12 @@ type snapshot struct {
 	cities       int
 	// altNames holds every alternate name, city by city, aliasing the
 	// blob; altAt gives a city's as first<<32 | count.
-	altNames  []string
-	altAt     map[uint32]uint64
+	altNames []string
+	altAt    map[uint32]uint64
+	// ids and grid index the city records by id and by location (see
+	// indexPlaces).
+	ids       *search.IDIndex
+	grid      *search.Grid
 	listCap   int
 	scanLimit int
 	imported  time.Time

@@ -1,0 +1,213 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Reverse lookup: which cities are around a point, best first (see
+// docs/api.md, "Reverse"). People ask "which city am I in", and the
+// nearest populated place is often a district or a suburb of the city they
+// are in (Paris 04 a few hundred metres away, the middle of Paris three
+// kilometres), so distance alone does not answer. Each city is taken as a
+// disc around its point, of radius
+//
+//	CityRadiusKm(population) = √population / 250 km, at most MaxCityRadiusKm
+//
+// the size of a city of that many people at 20,000 a square kilometre, a
+// dense centre (Paris 5.8 km, London 11 km, a town of 10,000 0.4 km, a
+// place of unknown population none). The cities whose disc holds the point
+// come first, the most prominent first (population times fame, as Score
+// counts them: London before the City of London, which GeoNames gives
+// London's population); then the others by how far the point is from the
+// edge of their disc, nearest first; ties by distance, then by id.
+const (
+	// MaxCityRadiusKm bounds CityRadiusKm: no city's centre counts
+	// farther out, so that a search knows where to stop.
+	MaxCityRadiusKm = 25
+	// DefaultRadiusKm is how far around the point a reverse lookup looks
+	// when the person did not say; MaxRadiusKm is the most it may.
+	DefaultRadiusKm = 100
+	MaxRadiusKm     = 500
+)
+
+// CityRadiusKm is the radius of the disc that a city of population pop is
+// taken to cover (see the rule above).
+func CityRadiusKm(pop int64) float64 {
+	if pop <= 0 {
+		return 0
+	}
+	return math.Min(MaxCityRadiusKm, math.Sqrt(float64(pop))/250)
+}
+
+// Prominence is how prominent a city of population pop with names
+// alternate names is: its population, times its fame (see FameNames).
+func Prominence(pop int64, names int) float64 {
+	return float64(pop) * (1 + float64(names)/FameNames)
+}
+
+// NearQuery asks a store for the cities of one dataset around a point.
+type NearQuery struct {
+	Dataset Dataset
+	// Point is where the person is.
+	Point Point
+	// RadiusKm is how far from Point a city may be, 0 < RadiusKm ≤
+	// MaxRadiusKm.
+	RadiusKm float64
+	// Limit is how many cities to return at most, 1..MaxLimit.
+	Limit int
+	// Countries, when not empty, keeps only the cities of these
+	// lower-case ISO codes, as in Query.
+	Countries []string
+}
+
+// Validate checks the parts of a query that every store relies on.
+func (q NearQuery) Validate() error {
+	if _, err := ParseDataset(string(q.Dataset)); err != nil {
+		return err
+	}
+	if !q.Point.valid() || math.IsInf(q.Point.Lat, 0) || math.IsInf(q.Point.Lon, 0) {
+		return invalid("lat", "Invalid location: latitude from -90 to 90 and longitude from -180 to 180")
+	}
+	if !(q.RadiusKm > 0 && q.RadiusKm <= MaxRadiusKm) {
+		return invalid("radius_km", "Invalid radius: use a number of kilometres above 0 and at most %d", MaxRadiusKm)
+	}
+	if q.Limit < 1 || q.Limit > MaxLimit {
+		return invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
+	}
+	return Query{Dataset: q.Dataset, Prefix: "-", Limit: 1, Countries: q.Countries}.Validate()
+}
+
+// Accepts reports whether c passes q's country filter and has a location.
+func (q *NearQuery) Accepts(c *City) bool {
+	return c.HasLocation && (len(q.Countries) == 0 || slices.Contains(q.Countries, c.CountryCode))
+}
+
+// Place is what the reverse rule looks at of a city: stores that index
+// their own representation of cities fill it without building a City.
+type Place struct {
+	// Item is the store's handle of the city (an index, a record).
+	Item           uint32
+	ID             uint32
+	Lat, Lon       float64
+	Population     int64
+	AltNames       int
+	distance, edge float64 // from the query's point: to the centre, to the disc's edge
+	inside         bool
+	prominence     float64
+}
+
+// PlaceOf returns the Place of c, with handle item.
+func PlaceOf(item uint32, c *City) Place {
+	return Place{Item: item, ID: c.ID, Lat: c.Lat, Lon: c.Lon, Population: c.Population, AltNames: len(c.AltNames)}
+}
+
+// comparePlaces orders two places measured from one point by the rule.
+func comparePlaces(a, b *Place) int {
+	if a.inside != b.inside {
+		if a.inside {
+			return -1
+		}
+		return 1
+	}
+	if a.inside {
+		if c := cmp.Compare(b.prominence, a.prominence); c != 0 {
+			return c // the more prominent first
+		}
+	}
+	return cmp.Or(cmp.Compare(a.edge, b.edge), cmp.Compare(a.distance, b.distance), cmp.Compare(a.ID, b.ID))
+}
+
+// Nearest keeps the best places of a NearQuery, by the rule above, as a
+// store offers them; it is how every store ranks a reverse lookup, so
+// that they agree. Use it as FindNear does.
+type Nearest struct {
+	q    NearQuery
+	best []Place // sorted, at most q.Limit
+}
+
+// Offer considers p, a city that q accepts: it is kept when it lies within
+// q.RadiusKm and ranks among the best q.Limit so far.
+func (n *Nearest) Offer(p Place) {
+	p.distance = DistanceKm(n.q.Point, Point{p.Lat, p.Lon})
+	if p.distance > n.q.RadiusKm {
+		return
+	}
+	r := CityRadiusKm(p.Population)
+	p.edge, p.inside = p.distance-r, p.distance <= r
+	if p.inside {
+		p.prominence = Prominence(p.Population, p.AltNames)
+	}
+	if len(n.best) == n.q.Limit && comparePlaces(&p, &n.best[len(n.best)-1]) >= 0 {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(n.best, &p, func(x Place, y *Place) int { return comparePlaces(&x, y) })
+	if len(n.best) == n.q.Limit {
+		n.best = n.best[:len(n.best)-1]
+	}
+	n.best = slices.Insert(n.best, i, p)
+}
+
+// complete reports whether no city farther than scannedKm from the point
+// can rank among the best kept.
+func (n *Nearest) complete(scannedKm float64) bool {
+	if scannedKm >= n.q.RadiusKm {
+		return true
+	}
+	if scannedKm < MaxCityRadiusKm || len(n.best) < n.q.Limit {
+		return false // a disc that holds the point may lie beyond; or too few yet
+	}
+	// A city beyond scannedKm is outside its disc, its edge at least
+	// scannedKm − MaxCityRadiusKm away.
+	last := &n.best[len(n.best)-1]
+	return last.inside || last.edge <= scannedKm-MaxCityRadiusKm
+}
+
+// FindNear runs q over a store's spatial index: scan must Offer to n every
+// city that q accepts with a location in any of boxes (it may offer more,
+// and each only once per call). FindNear scans boxes around the point from
+// a little over MaxCityRadiusKm, doubling up to q.RadiusKm until no city
+// farther away could rank among the best, so that the work stays bounded
+// where cities are dense; it returns the best places, best first. q must
+// be valid.
+func FindNear(q NearQuery, scan func(n *Nearest, boxes []Box) error) ([]Place, error) {
+	for km := min(q.RadiusKm, MaxCityRadiusKm+5); ; km = min(q.RadiusKm, 2*km) {
+		n := &Nearest{q: q}
+		if err := scan(n, NearBoxes(q.Point, km)); err != nil {
+			return nil, err
+		}
+		if n.complete(km) {
+			return n.best, nil
+		}
+	}
+}
+
+// NearBoxes returns the boxes that hold every point within km of p: one,
+// or two when the area crosses the antimeridian; the whole band of
+// longitudes near a pole.
+func NearBoxes(p Point, km float64) []Box {
+	dLat := km / 111 // a degree of latitude is 111.2 km: a margin
+	b := Box{MinLat: math.Max(-90, p.Lat-dLat), MaxLat: math.Min(90, p.Lat+dLat), MinLon: -180, MaxLon: 180}
+	// The widest longitude span is at the latitude nearest a pole.
+	edge := math.Max(math.Abs(b.MinLat), math.Abs(b.MaxLat))
+	c := math.Cos(edge * math.Pi / 180)
+	if edge >= 89.9 || km/(111*c) >= 180 {
+		return []Box{b}
+	}
+	dLon := km / (111 * c)
+	b.MinLon, b.MaxLon = p.Lon-dLon, p.Lon+dLon
+	switch {
+	case b.MinLon < -180:
+		w := b
+		w.MinLon, w.MaxLon = b.MinLon+360, 180
+		b.MinLon = -180
+		return []Box{b, w}
+	case b.MaxLon > 180:
+		e := b
+		e.MinLon, e.MaxLon = -180, b.MaxLon-360
+		b.MaxLon = 180
+		return []Box{b, e}
+	}
+	return []Box{b}
+}
