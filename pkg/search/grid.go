@@ -1,24 +1,26 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
 
-// Grid is a spatial index of the cities of a dataset that have a location,
-// for stores that hold their cities in memory (see FindNear): the cities'
-// handles sorted by cell, a cell being GridDegrees of latitude by
+// Grid is a spatial index of located cities, for stores that hold their
+// cities in memory (see FindNear and GridBuilder): the cities' handles
+// sorted by cell, a cell being GridDegrees of latitude by
 // GridDegrees of longitude, row after row from the south, so that the
 // cells of one row of a box are one range. It costs four bytes a city,
-// plus a sort when it is built.
+// and a sort when it is built: the binary searches read an item's cell
+// from its location, rather than from an array of cells as large again.
 type Grid struct {
 	items []uint32             // handles, sorted by cell
-	cells []uint32             // the cell of each of items, for the binary searches
 	rows  [gridRows + 1]uint32 // rows[r] is where row r starts in items
+	loc   func(item uint32) (lat, lon float64)
 }
 
-// GridDegrees is the side of a Grid's cells: 11 km of latitude, a third of
-// the smallest area a reverse lookup scans.
+// GridDegrees is the side of a Grid's cells: 11 km of latitude, so that
+// the first rounds of a reverse lookup (see FindNear) read a few cells.
 const GridDegrees = 0.1
 
 const (
@@ -33,26 +35,30 @@ func gridCell(lat, lon float64) (row, col uint32) {
 	return uint32(min(max(r, 0), gridRows-1)), uint32(min(max(c, 0), gridCols-1))
 }
 
-// NewGrid indexes n items: loc gives the location of item i, ok false for
-// one without, which the grid leaves out.
-func NewGrid(n int, loc func(i uint32) (lat, lon float64, ok bool)) *Grid {
-	keys := make([]uint64, 0, n)
-	for i := range uint32(n) {
-		if lat, lon, ok := loc(i); ok {
-			r, c := gridCell(lat, lon)
-			keys = append(keys, uint64(r*gridCols+c)<<32|uint64(i))
-		}
-	}
+// GridBuilder collects the items of a Grid.
+type GridBuilder struct{ keys []uint64 }
+
+// NewGridBuilder returns a builder with room for n items.
+func NewGridBuilder(n int) *GridBuilder { return &GridBuilder{keys: make([]uint64, 0, n)} }
+
+// Add adds item, located at lat, lon. Items are added in ascending order.
+func (b *GridBuilder) Add(item uint32, lat, lon float64) {
+	r, c := gridCell(lat, lon)
+	b.keys = append(b.keys, uint64(r*gridCols+c)<<32|uint64(item))
+}
+
+// Grid returns the grid of the items added, which reads their locations
+// with loc (as they were added); the builder is spent.
+func (b *GridBuilder) Grid(loc func(item uint32) (lat, lon float64)) *Grid {
+	keys := b.keys
+	b.keys = nil
 	radixSortHigh(keys)
-	g := &Grid{items: make([]uint32, len(keys)), cells: make([]uint32, len(keys))}
-	for i, k := range keys {
-		g.items[i], g.cells[i] = uint32(k), uint32(k>>32)
-	}
+	g := &Grid{items: make([]uint32, len(keys)), loc: loc}
 	row := uint32(0)
-	for i, cell := range g.cells {
-		for row <= cell/gridCols {
+	for i, k := range keys {
+		g.items[i] = uint32(k)
+		for cell := uint32(k >> 32); row <= cell/gridCols; row++ {
 			g.rows[row] = uint32(i)
-			row++
 		}
 	}
 	for ; row <= gridRows; row++ {
@@ -68,11 +74,14 @@ func (g *Grid) Visit(b Box, visit func(item uint32) bool) {
 	r0, c0 := gridCell(b.MinLat, b.MinLon)
 	r1, c1 := gridCell(b.MaxLat, b.MaxLon)
 	for r := r0; r <= r1; r++ {
-		lo, hi := g.rows[r], g.rows[r+1]
-		cells := g.cells[lo:hi]
-		i, _ := slices.BinarySearch(cells, r*gridCols+c0)
-		j, _ := slices.BinarySearch(cells, r*gridCols+c1+1)
-		for _, it := range g.items[lo+uint32(i) : lo+uint32(j)] {
+		row := g.items[g.rows[r]:g.rows[r+1]]
+		col := func(item uint32, c uint32) int {
+			_, ic := gridCell(g.loc(item))
+			return cmp.Compare(ic, c)
+		}
+		i, _ := slices.BinarySearchFunc(row, c0, col)
+		j, _ := slices.BinarySearchFunc(row, c1+1, col)
+		for _, it := range row[i:j] {
 			if !visit(it) {
 				return
 			}
@@ -80,32 +89,42 @@ func (g *Grid) Visit(b Box, visit func(item uint32) bool) {
 	}
 }
 
-// IDIndex finds an item by id: the handles of the items sorted by id.
+// IDIndex finds an item by id: the handles of the items sorted by id, four
+// bytes an item; the binary search reads an item's id with the accessor
+// the index was built with.
 type IDIndex struct {
 	items []uint32
-	ids   []uint32
+	id    func(item uint32) uint32
 }
 
-// NewIDIndex indexes n items, item i having id id(i); items of id 0 are
-// left out. Of items of the same id, Find returns the first by handle.
-func NewIDIndex(n int, id func(i uint32) uint32) *IDIndex {
-	keys := make([]uint64, 0, n)
-	for i := range uint32(n) {
-		if v := id(i); v != 0 {
-			keys = append(keys, uint64(v)<<32|uint64(i))
-		}
-	}
+// IDIndexBuilder collects the items of an IDIndex.
+type IDIndexBuilder struct{ keys []uint64 }
+
+// NewIDIndexBuilder returns a builder with room for n items.
+func NewIDIndexBuilder(n int) *IDIndexBuilder { return &IDIndexBuilder{keys: make([]uint64, 0, n)} }
+
+// Add adds item, of id id (not 0). Items are added in ascending order: of
+// items of the same id, Find returns the first added.
+func (b *IDIndexBuilder) Add(item, id uint32) {
+	b.keys = append(b.keys, uint64(id)<<32|uint64(item))
+}
+
+// Index returns the index of the items added, which reads their ids with
+// id (as they were added); the builder is spent.
+func (b *IDIndexBuilder) Index(id func(item uint32) uint32) *IDIndex {
+	keys := b.keys
+	b.keys = nil
 	radixSortHigh(keys)
-	x := &IDIndex{items: make([]uint32, len(keys)), ids: make([]uint32, len(keys))}
+	x := &IDIndex{items: make([]uint32, len(keys)), id: id}
 	for i, k := range keys {
-		x.items[i], x.ids[i] = uint32(k), uint32(k>>32)
+		x.items[i] = uint32(k)
 	}
 	return x
 }
 
 // Find returns the item of id, ok false when there is none.
 func (x *IDIndex) Find(id uint32) (item uint32, ok bool) {
-	i, found := slices.BinarySearch(x.ids, id)
+	i, found := slices.BinarySearchFunc(x.items, id, func(item, id uint32) int { return cmp.Compare(x.id(item), id) })
 	if !found {
 		return 0, false
 	}

@@ -130,14 +130,8 @@ type Nearest struct {
 // Offer considers p, a city that q accepts: it is kept when it lies within
 // q.RadiusKm and ranks among the best q.Limit so far.
 func (n *Nearest) Offer(p Place) {
-	p.distance = DistanceKm(n.q.Point, Point{p.Lat, p.Lon})
-	if p.distance > n.q.RadiusKm {
+	if !n.measure(&p) {
 		return
-	}
-	r := CityRadiusKm(p.Population)
-	p.edge, p.inside = p.distance-r, p.distance <= r
-	if p.inside {
-		p.prominence = Prominence(p.Population, p.AltNames)
 	}
 	if len(n.best) == n.q.Limit && comparePlaces(&p, &n.best[len(n.best)-1]) >= 0 {
 		return
@@ -149,32 +143,68 @@ func (n *Nearest) Offer(p Place) {
 	n.best = slices.Insert(n.best, i, p)
 }
 
-// complete reports whether no city farther than scannedKm from the point
-// can rank among the best kept.
-func (n *Nearest) complete(scannedKm float64) bool {
-	if scannedKm >= n.q.RadiusKm {
-		return true
+// WidePopulation is the population from which a city's disc is a
+// kilometre wide or more (CityRadiusKm is 1): such cities are few (a city
+// of a few thousand covers a few hundred metres), so a reverse lookup
+// looks for them apart, farther out (see FindNear).
+const WidePopulation = 62_500
+
+// Wide reports whether a city of population pop is one FindNear looks for
+// apart (see WidePopulation).
+func Wide(pop int64) bool { return pop >= WidePopulation }
+
+// measure fills in how p lies from the query's point, and reports
+// whether it lies within the query's radius.
+func (n *Nearest) measure(p *Place) bool {
+	p.distance = DistanceKm(n.q.Point, Point{p.Lat, p.Lon})
+	if p.distance > n.q.RadiusKm {
+		return false
 	}
-	if scannedKm < MaxCityRadiusKm || len(n.best) < n.q.Limit {
-		return false // a disc that holds the point may lie beyond; or too few yet
+	r := CityRadiusKm(p.Population)
+	p.edge, p.inside = p.distance-r, p.distance <= r
+	if p.inside {
+		p.prominence = Prominence(p.Population, p.AltNames)
 	}
-	// A city beyond scannedKm is outside its disc, its edge at least
-	// scannedKm − MaxCityRadiusKm away.
-	last := &n.best[len(n.best)-1]
-	return last.inside || last.edge <= scannedKm-MaxCityRadiusKm
+	return true
 }
 
-// FindNear runs q over a store's spatial index: scan must Offer to n every
-// city that q accepts with a location in any of boxes (it may offer more,
-// and each only once per call). FindNear scans boxes around the point from
-// a little over MaxCityRadiusKm, doubling up to q.RadiusKm until no city
-// farther away could rank among the best, so that the work stays bounded
-// where cities are dense; it returns the best places, best first. q must
-// be valid.
-func FindNear(q NearQuery, scan func(n *Nearest, boxes []Box) error) ([]Place, error) {
-	for km := min(q.RadiusKm, MaxCityRadiusKm+5); ; km = min(q.RadiusKm, 2*km) {
+// complete reports whether no city beyond what a round scanned can rank
+// among the best kept: the cities not Wide within km of the point, the
+// Wide ones within km+MaxCityRadiusKm−1.
+func (n *Nearest) complete(km float64) bool {
+	if km >= n.q.RadiusKm {
+		return true
+	}
+	if len(n.best) < n.q.Limit {
+		return false
+	}
+	// A city left out lies outside its disc (km ≥ 1), its edge farther
+	// than km−1 from the point: farther than km and less than 1 km wide,
+	// or farther than km+MaxCityRadiusKm−1 and at most MaxCityRadiusKm.
+	last := &n.best[len(n.best)-1]
+	return last.inside || last.edge <= km-1
+}
+
+// Scan is how a store offers FindNear its cities: every city that q
+// accepts with a location in any of boxes, to n.Offer, each once a call:
+// with wide, exactly those that are Wide by population, else exactly
+// those that are not. Stores index the two apart.
+type Scan func(n *Nearest, boxes []Box, wide bool) error
+
+// FindNear runs q over a store's spatial index, and returns the best
+// places, best first. Each round scans the cities within a few kilometres
+// of the point, and the Wide ones, whose disc may hold it from farther,
+// up to MaxCityRadiusKm beyond; it doubles the distance, up to q.RadiusKm,
+// until no city farther out could rank among the best. So the work stays
+// bounded where cities are dense, and grows with the distance to the
+// nearest cities where they are not. q must be valid.
+func FindNear(q NearQuery, scan Scan) ([]Place, error) {
+	for km := min(q.RadiusKm, 2); ; km = min(q.RadiusKm, 2*km) {
 		n := &Nearest{q: q}
-		if err := scan(n, NearBoxes(q.Point, km)); err != nil {
+		if err := scan(n, NearBoxes(q.Point, min(q.RadiusKm, km+MaxCityRadiusKm-1)), true); err != nil {
+			return nil, err
+		}
+		if err := scan(n, NearBoxes(q.Point, km), false); err != nil {
 			return nil, err
 		}
 		if n.complete(km) {

@@ -57,7 +57,19 @@ func printReport(w io.Writer, r *report, conns int) {
 		r.lookupAllocs.light.AllocsPerOp() <= r.lookupAllocs.heavy.AllocsPerOp())
 	row(w, "6", "allocations: /search handler (san / zuri)", allocs(r.handlerAllocs.heavy)+" / "+allocs(r.handlerAllocs.light), "", "", "", true)
 	printFinds(w, l)
+	printPlaces(w, l)
 	printEnriched(w, r)
+}
+
+// printPlaces prints issue 21's rows: a city by its id and the cities
+// around a point, beside the top-10 lookup of the same run.
+func printPlaces(w io.Writer, l lookupResult) {
+	p, exact := l.places, "top-10 lookup: "+us(l.median)+" / "+us(l.p99)
+	row(w, "9", fmt.Sprintf("/cities/{id}: Service.Lookup, median / p99 of %d ids", p.ids), us(p.lookupMedian)+" / "+us(p.lookupP99), exact,
+		ratio(p.lookupMedian, l.median)+" / "+ratio(p.lookupP99, l.p99), "p99 ≤ 1 ms", p.lookupP99 <= time.Millisecond)
+	row(w, "9", fmt.Sprintf("/reverse: Service.Reverse, limit 10, median / p99 / slowest of %d points (half in cities, half anywhere)", p.points),
+		us(p.reverseMedian)+" / "+us(p.reverseP99)+" / "+us(p.reverseMax), exact,
+		ratio(p.reverseMedian, l.median)+" / "+ratio(p.reverseP99, l.p99), "p99 ≤ 1 ms", p.reverseP99 <= time.Millisecond)
 }
 
 // printFinds prints issue 14's rows: Service.Find with a point, a box or

@@ -210,7 +210,11 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	s.names.grams = buildGrams(&s.names)
 	s.words.grams = buildGrams(&s.words)
 	s.kids = s.shortChildren()
-	s.indexPlaces()
+	s.placesReady = make(chan struct{})
+	go func() {
+		defer close(s.placesReady)
+		s.indexPlaces()
+	}()
 	return s, nil
 }
 

@@ -9,22 +9,52 @@ import (
 )
 
 // indexPlaces builds the indexes of the city records by id and by
-// location when a snapshot is read: both come from the records in linear
-// time (a few dozen milliseconds for millions), so the file need not hold
-// them.
+// location: both come from the records in linear time, so the file need
+// not hold them. It runs beside the first searches once a snapshot is read
+// (a second for millions of cities), so that they need not wait for it:
+// Lookup and Nearby do (see places).
 func (s *snapshot) indexPlaces() {
-	s.ids = search.NewIDIndex(s.count, func(i uint32) uint32 {
-		if r := s.rec(i); !r.isAlt() {
-			return r.id()
+	ids, grid, wide := search.NewIDIndexBuilder(s.cities), search.NewGridBuilder(s.cities), search.NewGridBuilder(0)
+	for i := range uint32(s.count) {
+		r := s.rec(i)
+		if r.isAlt() {
+			continue
 		}
-		return 0
-	})
-	s.grid = search.NewGrid(s.count, func(i uint32) (float64, float64, bool) {
-		if r := s.rec(i); !r.isAlt() {
-			return r.location()
+		if id := r.id(); id != 0 {
+			ids.Add(i, id)
 		}
-		return 0, 0, false
-	})
+		if lat, lon, ok := r.location(); ok && search.Wide(int64(r.pop())) {
+			wide.Add(i, lat, lon)
+		} else if ok {
+			grid.Add(i, lat, lon)
+		}
+	}
+	loc := func(i uint32) (float64, float64) {
+		lat, lon, _ := s.rec(i).location()
+		return lat, lon
+	}
+	s.ids = ids.Index(func(i uint32) uint32 { return s.rec(i).id() })
+	s.grids = [2]*search.Grid{grid.Grid(loc), wide.Grid(loc)}
+}
+
+// places returns the snapshot of dataset d once its indexes by id and by
+// location are built (see indexPlaces). The snapshot is immutable and its
+// data Go memory, so it is read without the store's lock, which a reload
+// would otherwise wait for behind the build.
+func (s *Store) places(ctx context.Context, d search.Dataset) (*snapshot, error) {
+	s.use(d)
+	s.mu.RLock()
+	snap, err := s.snapshot(ctx, d)
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-snap.placesReady:
+		return snap, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Lookup implements search.Store.
@@ -32,10 +62,7 @@ func (s *Store) Lookup(ctx context.Context, d search.Dataset, id uint32) (search
 	if _, err := search.ParseDataset(string(d)); err != nil {
 		return search.City{}, err
 	}
-	s.use(d)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	snap, err := s.snapshot(ctx, d)
+	snap, err := s.places(ctx, d)
 	if err != nil {
 		return search.City{}, err
 	}
@@ -54,16 +81,17 @@ func (s *Store) Nearby(ctx context.Context, dst []search.City, q search.NearQuer
 	if err := q.Validate(); err != nil {
 		return dst, err
 	}
-	s.use(q.Dataset)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	snap, err := s.snapshot(ctx, q.Dataset)
+	snap, err := s.places(ctx, q.Dataset)
 	if err != nil {
 		return dst, err
 	}
-	best, _ := search.FindNear(q, func(n *search.Nearest, boxes []search.Box) error {
+	best, _ := search.FindNear(q, func(n *search.Nearest, boxes []search.Box, wide bool) error {
+		grid := snap.grids[0]
+		if wide {
+			grid = snap.grids[1]
+		}
 		for _, b := range boxes {
-			snap.grid.Visit(b, func(rec uint32) bool {
+			grid.Visit(b, func(rec uint32) bool {
 				if p, ok := snap.place(rec, &q); ok {
 					n.Offer(p)
 				}

@@ -40,14 +40,15 @@ type snapshot struct {
 	// blob; altAt gives a city's as first<<32 | count.
 	altNames []string
 	altAt    map[uint32]uint64
-	// ids and grid index the city records by id and by location (see
-	// indexPlaces).
-	ids       *search.IDIndex
-	grid      *search.Grid
-	listCap   int
-	scanLimit int
-	imported  time.Time
-	source    search.Source
+	// ids and grids index the city records by id and by location (see
+	// indexPlaces), once placesReady is closed.
+	placesReady chan struct{}
+	ids         *search.IDIndex
+	grids       [2]*search.Grid // the located cities that are not search.Wide, and those that are
+	listCap     int
+	scanLimit   int
+	imported    time.Time
+	source      search.Source
 }
 
 // stats describes the dataset the snapshot holds.

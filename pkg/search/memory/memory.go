@@ -27,7 +27,7 @@ type dataset struct {
 	keys   []key // every key of every city, sorted by slug
 	whole  []key // the keys of whole names, for the trie walk
 	ids    *search.IDIndex
-	grid   *search.Grid
+	grids  [2]*search.Grid // the located cities that are not search.Wide, and those that are
 	stats  search.DatasetStats
 }
 
@@ -139,9 +139,13 @@ func (s *Store) Nearby(ctx context.Context, dst []search.City, q search.NearQuer
 	if err != nil {
 		return dst, err
 	}
-	best, _ := search.FindNear(q, func(n *search.Nearest, boxes []search.Box) error {
+	best, _ := search.FindNear(q, func(n *search.Nearest, boxes []search.Box, wide bool) error {
+		grid := ds.grids[0]
+		if wide {
+			grid = ds.grids[1]
+		}
 		for _, b := range boxes {
-			ds.grid.Visit(b, func(i uint32) bool {
+			grid.Visit(b, func(i uint32) bool {
 				if c := &ds.cities[i]; q.Accepts(c) {
 					n.Offer(search.PlaceOf(i, c))
 				}
@@ -218,10 +222,19 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			whole = append(whole, k)
 		}
 	}
-	ids := search.NewIDIndex(len(cities), func(i uint32) uint32 { return cities[i].ID })
-	grid := search.NewGrid(len(cities), func(i uint32) (float64, float64, bool) {
-		return cities[i].Lat, cities[i].Lon, cities[i].HasLocation
-	})
+	ids, grid, wide := search.NewIDIndexBuilder(len(cities)), search.NewGridBuilder(len(cities)), search.NewGridBuilder(0)
+	loc := func(i uint32) (float64, float64) { return cities[i].Lat, cities[i].Lon }
+	for i := range cities {
+		c := &cities[i]
+		if c.ID != 0 {
+			ids.Add(uint32(i), c.ID)
+		}
+		if c.HasLocation && search.Wide(c.Population) {
+			wide.Add(uint32(i), c.Lat, c.Lon)
+		} else if c.HasLocation {
+			grid.Add(uint32(i), c.Lat, c.Lon)
+		}
+	}
 	opts.Enter(search.PhaseSwapping)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -237,9 +250,10 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, fmt.Errorf("load %s: %w", d, err)
 		}
 	}
-	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, ids: ids, grid: grid, stats: search.DatasetStats{
-		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
-	}}
+	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, ids: ids.Index(func(i uint32) uint32 { return cities[i].ID }),
+		grids: [2]*search.Grid{grid.Grid(loc), wide.Grid(loc)}, stats: search.DatasetStats{
+			Cities: len(cities), Imported: time.Now(), Source: opts.Source,
+		}}
 	return stats, nil
 }
 

@@ -48,12 +48,19 @@ func (s *Store) Nearby(ctx context.Context, dst []search.City, q search.NearQuer
 	var cities []search.City
 	err := s.withImport(ctx, q.Dataset, fmt.Sprintf("look around %g,%g in dataset %s", q.Point.Lat, q.Point.Lon, q.Dataset), func(ctx context.Context, coll *mongo.Collection, gen bson.ObjectID) error {
 		var read []search.City
-		best, err := search.FindNear(q, func(n *search.Nearest, boxes []search.Box) error {
-			read = read[:0]
+		best, err := search.FindNear(q, func(n *search.Nearest, boxes []search.Box, wide bool) error {
+			if wide {
+				read = read[:0] // a new round
+			}
+			pop := bson.D{{Key: "$lt", Value: search.WidePopulation}}
+			if wide {
+				pop = bson.D{{Key: "$gte", Value: search.WidePopulation}}
+			}
 			for _, b := range boxes {
 				filter := bson.D{
 					{Key: "lat", Value: bson.D{{Key: "$gte", Value: b.MinLat}, {Key: "$lte", Value: b.MaxLat}}},
 					{Key: "lon", Value: bson.D{{Key: "$gte", Value: b.MinLon}, {Key: "$lte", Value: b.MaxLon}}},
+					{Key: "population", Value: pop},
 					{Key: "gen", Value: gen},
 				}
 				if len(q.Countries) > 0 {

@@ -114,7 +114,7 @@ func testLookup(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatalf("lookup %d: %v", id, err)
 		}
-		if !got.Equal(&want) {
+		if got.ID != id || !got.Equal(&want) {
 			t.Errorf("lookup %d = %+v, want %+v", id, got, want)
 		}
 	}
