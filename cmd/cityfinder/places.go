@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -103,6 +105,24 @@ func runNearest(ctx context.Context, a *app, out io.Writer, opts nearestOptions,
 		return err
 	}
 	return writePlaces(out, res.Hits)
+}
+
+// negativePointLast moves the LAT,LON of `nearest` that starts with a
+// minus ("-33.45,-70.66", Santiago de Chile), which the flag parser would
+// read as flags, after a "--" at the end of args, so that it is the
+// command's argument wherever it was typed.
+func negativePointLast(args []string) []string {
+	if len(args) == 0 || args[0] != "nearest" || slices.Contains(args, "--") {
+		return args
+	}
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") && strings.Contains(a, ",") {
+			if _, err := search.ParsePoint(a); err == nil {
+				return append(slices.Delete(slices.Clone(args), i, i+1), "--", a)
+			}
+		}
+	}
+	return args
 }
 
 // request is the reverse lookup that opts ask for, or an error that names
