@@ -32,16 +32,12 @@ func TestFindNearIsTheWholeSort(t *testing.T) {
 		}
 		cities = append(cities, c)
 	}
-	grids := [2]*GridBuilder{NewGridBuilder(0), NewGridBuilder(0)}
-	for i, c := range cities {
-		k := 0
-		if Wide(c.Population) {
-			k = 1
-		}
-		grids[k].Add(uint32(i), c.Lat, c.Lon)
+	var grid [2]*Grid
+	for k, wide := range []bool{false, true} {
+		grid[k] = NewGrid(len(cities), func(i uint32) (float64, float64, bool) {
+			return cities[i].Lat, cities[i].Lon, Wide(cities[i].Population) == wide
+		})
 	}
-	loc := func(i uint32) (float64, float64) { return cities[i].Lat, cities[i].Lon }
-	grid := [2]*Grid{grids[0].Grid(loc), grids[1].Grid(loc)}
 	scan := func(n *Nearest, boxes []Box, wide bool) error {
 		k := 0
 		if wide {
@@ -117,5 +113,44 @@ func TestNearBoxesHoldTheDisc(t *testing.T) {
 		if !slices.ContainsFunc(boxes, func(b Box) bool { return b.Contains(q.Lat, q.Lon) }) {
 			t.Fatalf("NearBoxes(%v, %.1f) = %v leave out %v, %.1f km away", p, km, boxes, q, DistanceKm(p, q))
 		}
+	}
+}
+
+func TestIDIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	ids := make([]uint32, 50000)
+	for i := range ids {
+		switch rng.IntN(4) {
+		case 0: // a dense run, as GeoNames ids come
+			ids[i] = 2_000_000 + uint32(i)
+		case 1:
+			ids[i] = 0 // none
+		default:
+			ids[i] = rng.Uint32()
+		}
+	}
+	ids[100], ids[200] = 77, 77 // a repeated id: the first
+	x := NewIDIndex(len(ids), func(i uint32) uint32 { return ids[i] })
+	first := map[uint32]uint32{}
+	for i, id := range ids {
+		if _, seen := first[id]; !seen && id != 0 {
+			first[id] = uint32(i)
+		}
+	}
+	for id, want := range first {
+		if got, ok := x.Find(id); !ok || got != want {
+			t.Fatalf("Find(%d) = %d, %v; want %d", id, got, ok, want)
+		}
+	}
+	for _, id := range []uint32{0, 1, 1_999_999, MaxID} {
+		if _, listed := first[id]; listed {
+			continue
+		}
+		if got, ok := x.Find(id); ok {
+			t.Errorf("Find(%d) = %d, want none", id, got)
+		}
+	}
+	if empty := NewIDIndex(0, nil); func() bool { _, ok := empty.Find(5); return ok }() {
+		t.Error("an empty index finds an id")
 	}
 }

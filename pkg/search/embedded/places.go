@@ -14,27 +14,22 @@ import (
 // (a second for millions of cities), so that they need not wait for it:
 // Lookup and Nearby do (see places).
 func (s *snapshot) indexPlaces() {
-	ids, grid, wide := search.NewIDIndexBuilder(s.cities), search.NewGridBuilder(s.cities), search.NewGridBuilder(0)
-	for i := range uint32(s.count) {
-		r := s.rec(i)
-		if r.isAlt() {
-			continue
+	s.ids = search.NewIDIndex(s.count, func(i uint32) uint32 {
+		if r := s.rec(i); !r.isAlt() {
+			return r.id()
 		}
-		if id := r.id(); id != 0 {
-			ids.Add(i, id)
-		}
-		if lat, lon, ok := r.location(); ok && search.Wide(int64(r.pop())) {
-			wide.Add(i, lat, lon)
-		} else if ok {
-			grid.Add(i, lat, lon)
-		}
+		return 0
+	})
+	for k, wide := range []bool{false, true} {
+		s.grids[k] = search.NewGrid(s.count, func(i uint32) (float64, float64, bool) {
+			r := s.rec(i)
+			if r.isAlt() {
+				return 0, 0, false
+			}
+			lat, lon, ok := r.location()
+			return lat, lon, ok && search.Wide(int64(r.pop())) == wide
+		})
 	}
-	loc := func(i uint32) (float64, float64) {
-		lat, lon, _ := s.rec(i).location()
-		return lat, lon
-	}
-	s.ids = ids.Index(func(i uint32) uint32 { return s.rec(i).id() })
-	s.grids = [2]*search.Grid{grid.Grid(loc), wide.Grid(loc)}
 }
 
 // places returns the snapshot of dataset d once its indexes by id and by

@@ -222,18 +222,13 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			whole = append(whole, k)
 		}
 	}
-	ids, grid, wide := search.NewIDIndexBuilder(len(cities)), search.NewGridBuilder(len(cities)), search.NewGridBuilder(0)
-	loc := func(i uint32) (float64, float64) { return cities[i].Lat, cities[i].Lon }
-	for i := range cities {
-		c := &cities[i]
-		if c.ID != 0 {
-			ids.Add(uint32(i), c.ID)
-		}
-		if c.HasLocation && search.Wide(c.Population) {
-			wide.Add(uint32(i), c.Lat, c.Lon)
-		} else if c.HasLocation {
-			grid.Add(uint32(i), c.Lat, c.Lon)
-		}
+	ids := search.NewIDIndex(len(cities), func(i uint32) uint32 { return cities[i].ID })
+	grids := [2]*search.Grid{}
+	for k, wide := range []bool{false, true} {
+		grids[k] = search.NewGrid(len(cities), func(i uint32) (float64, float64, bool) {
+			c := &cities[i]
+			return c.Lat, c.Lon, c.HasLocation && search.Wide(c.Population) == wide
+		})
 	}
 	opts.Enter(search.PhaseSwapping)
 	s.mu.Lock()
@@ -250,10 +245,9 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, fmt.Errorf("load %s: %w", d, err)
 		}
 	}
-	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, ids: ids.Index(func(i uint32) uint32 { return cities[i].ID }),
-		grids: [2]*search.Grid{grid.Grid(loc), wide.Grid(loc)}, stats: search.DatasetStats{
-			Cities: len(cities), Imported: time.Now(), Source: opts.Source,
-		}}
+	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, ids: ids, grids: grids, stats: search.DatasetStats{
+		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
+	}}
 	return stats, nil
 }
 
