@@ -76,7 +76,7 @@ func (q NearQuery) Validate() error {
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
 	}
-	return Query{Dataset: q.Dataset, Prefix: "-", Limit: 1, Countries: q.Countries}.Validate()
+	return validCountries(q.Countries)
 }
 
 // Accepts reports whether c passes q's country filter and has a location.

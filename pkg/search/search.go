@@ -25,11 +25,13 @@
 //
 // # Layers
 //
-// A Store keeps datasets and answers folded prefix queries (Query). The
-// Service sits between the edges (the CLI and the HTTP API) and a Store: it
-// validates and folds a Request once, asks the store, adds typo matches and
-// fills the match spans. Errors carry no CLI or HTTP words; the edges add
-// their own.
+// A Store keeps datasets and answers folded prefix queries (Query), finds
+// a city by its id (Lookup, see DerivedIDBase) and the cities around a
+// point (Nearby, see CityRadiusKm). The Service sits between the edges
+// (the CLI and the HTTP API) and a Store: it validates and folds a Request
+// once, asks the store, adds typo matches and fills the match spans (Find),
+// and checks the requests of Lookup and Reverse. Errors carry no CLI or
+// HTTP words; the edges add their own.
 package search
 
 import (
@@ -202,10 +204,8 @@ func (q Query) Validate() error {
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
 	}
-	for _, c := range q.Countries {
-		if len(c) != 2 || c[0] < 'a' || c[0] > 'z' || c[1] < 'a' || c[1] > 'z' {
-			return invalid("country", "Country %q is not a lower-case ISO code", c)
-		}
+	if err := validCountries(q.Countries); err != nil {
+		return err
 	}
 	for _, r := range q.Regions {
 		if r == "" || Slug(r) != r {
@@ -214,6 +214,16 @@ func (q Query) Validate() error {
 	}
 	if b := q.Box; b != nil && !b.valid() {
 		return invalid("bbox", "Invalid bbox: use minLon,minLat,maxLon,maxLat with minLon ≤ maxLon and minLat ≤ maxLat")
+	}
+	return nil
+}
+
+// validCountries checks a query's countries: lower-case ISO codes.
+func validCountries(codes []string) error {
+	for _, c := range codes {
+		if len(c) != 2 || c[0] < 'a' || c[0] > 'z' || c[1] < 'a' || c[1] > 'z' {
+			return invalid("country", "Country %q is not a lower-case ISO code", c)
+		}
 	}
 	return nil
 }

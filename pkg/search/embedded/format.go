@@ -211,10 +211,6 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	s.words.grams = buildGrams(&s.words)
 	s.kids = s.shortChildren()
 	s.placesReady = make(chan struct{})
-	go func() {
-		defer close(s.placesReady)
-		s.indexPlaces()
-	}()
 	return s, nil
 }
 

@@ -10,9 +10,9 @@ import (
 
 // indexPlaces builds the indexes of the city records by id and by
 // location: both come from the records in linear time, so the file need
-// not hold them. It runs beside the first searches once a snapshot is read
-// (a second for millions of cities), so that they need not wait for it:
-// Lookup and Nearby do (see places).
+// not hold them. It runs beside the searches (see indexInBackground), as
+// it takes a second for millions of cities: Lookup and Nearby wait for it,
+// searches do not.
 func (s *snapshot) indexPlaces() {
 	s.ids = search.NewIDIndex(s.count, func(i uint32) uint32 {
 		if r := s.rec(i); !r.isAlt() {
@@ -32,6 +32,18 @@ func (s *snapshot) indexPlaces() {
 	}
 }
 
+// indexInBackground starts building the snapshot's indexes of places,
+// once: serve starts it when it reads a snapshot, and a process that only
+// imports or searches (a Lazy store) never pays for it.
+func (s *snapshot) indexInBackground() {
+	s.placesOnce.Do(func() {
+		go func() {
+			defer close(s.placesReady)
+			s.indexPlaces()
+		}()
+	})
+}
+
 // places returns the snapshot of dataset d once its indexes by id and by
 // location are built (see indexPlaces). The snapshot is immutable and its
 // data Go memory, so it is read without the store's lock, which a reload
@@ -44,6 +56,7 @@ func (s *Store) places(ctx context.Context, d search.Dataset) (*snapshot, error)
 	if err != nil {
 		return nil, err
 	}
+	snap.indexInBackground()
 	select {
 	case <-snap.placesReady:
 		return snap, nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -41,7 +42,9 @@ type snapshot struct {
 	altNames []string
 	altAt    map[uint32]uint64
 	// ids and grids index the city records by id and by location (see
-	// indexPlaces), once placesReady is closed.
+	// indexPlaces), once placesReady is closed; placesOnce starts their
+	// build.
+	placesOnce  sync.Once
 	placesReady chan struct{}
 	ids         *search.IDIndex
 	grids       [2]*search.Grid // the located cities that are not search.Wide, and those that are
