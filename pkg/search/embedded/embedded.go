@@ -339,9 +339,6 @@ func (s *Store) reload(d search.Dataset) error {
 	if !s.closed {
 		s.snaps[d], s.files[d] = snap, fi
 		delete(s.broken, d)
-		if !s.opts.Lazy {
-			snap.indexInBackground() // ready by the first lookups by id or place
-		}
 	}
 	return nil
 }

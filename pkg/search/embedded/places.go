@@ -11,8 +11,8 @@ import (
 // indexPlaces builds the indexes of the city records by id and by
 // location: both come from the records in linear time, so the file need
 // not hold them. It runs beside the searches (see indexInBackground), as
-// it takes a second for millions of cities: Lookup and Nearby wait for it,
-// searches do not.
+// it takes up to a second for millions of cities: Lookup and Nearby wait
+// for it, searches do not.
 func (s *snapshot) indexPlaces() {
 	s.ids = search.NewIDIndex(s.count, func(i uint32) uint32 {
 		if r := s.rec(i); !r.isAlt() {
@@ -33,8 +33,9 @@ func (s *snapshot) indexPlaces() {
 }
 
 // indexInBackground starts building the snapshot's indexes of places,
-// once: serve starts it when it reads a snapshot, and a process that only
-// imports or searches (a Lazy store) never pays for it.
+// once: the first Lookup or Nearby of a snapshot starts it, so that a
+// process that only searches never holds them (30 MB for the full-size
+// large set), and a search goes on meanwhile.
 func (s *snapshot) indexInBackground() {
 	s.placesOnce.Do(func() {
 		go func() {
