@@ -16,7 +16,8 @@ type placesResult struct {
 	lookupMedian, lookupP99   time.Duration
 	reverseMedian, reverseP99 time.Duration
 	reverseMax                time.Duration
-	ids, points               int
+	ids                       []string       // looked up, as written in a URL
+	points                    []search.Point // looked around
 }
 
 // measurePlaces times Service.Lookup on the ids, and Service.Reverse on
@@ -46,8 +47,7 @@ func measurePlaces(ctx context.Context, svc *search.Service, prefixes []string) 
 	for range len(points) {
 		points = append(points, search.Point{Lat: rng.Float64()*180 - 90, Lon: rng.Float64()*360 - 180})
 	}
-	var r placesResult
-	r.ids, r.points = len(ids), len(points)
+	r := placesResult{ids: ids, points: points}
 	times, err := timeRounds(len(ids), 3, func(i int) error {
 		hit, err := svc.Lookup(ctx, search.LookupRequest{Dataset: search.Large, ID: ids[i]})
 		sink += int(hit.Population)
