@@ -12,8 +12,8 @@ import "strconv"
 //	derived = DerivedIDBase + (FNV-1a 64 of the city's Key) mod 2^31
 //
 // the Key's fields (slug, country code, country, subcountry, region) each
-// followed by a zero byte. Two Keys whose hashes meet (about one city in a
-// thousand of MaxMind's three million) are told apart in the order of the
+// followed by a zero byte. Two Keys whose hashes meet (about two thousand
+// of MaxMind's three million cities) are told apart in the order of the
 // file: the later takes the next free id after its hash, wrapping within
 // the derived range. Every store derives ids in the same LoadReader, so
 // they agree.

@@ -88,12 +88,17 @@ func (q *NearQuery) Accepts(c *City) bool {
 // their own representation of cities fill it without building a City.
 type Place struct {
 	// Item is the store's handle of the city (an index, a record).
-	Item           uint32
-	ID             uint32
-	Lat, Lon       float64
-	Population     int64
-	AltNames       int
-	distance, edge float64 // from the query's point: to the centre, to the disc's edge
+	Item uint32
+	// ID, Lat, Lon and Population are the city's; AltNames is how many
+	// alternate names it has.
+	ID         uint32
+	Lat, Lon   float64
+	Population int64
+	AltNames   int
+	// What Nearest measured from the query's point: the distance to the
+	// city's point and to the edge of its disc, whether the disc holds the
+	// point, and then the city's prominence.
+	distance, edge float64
 	inside         bool
 	prominence     float64
 }
