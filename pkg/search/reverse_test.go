@@ -10,6 +10,7 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/memory"
+	"github.com/cityfinder/cityfinder/pkg/search/storetest"
 )
 
 // geoNames is a memory store holding the shared GeoNames dump as the
@@ -165,4 +166,33 @@ func TestParseID(t *testing.T) {
 
 func storetestCity(name string, lat, lon float64, pop int64) search.City {
 	return search.City{Name: name, Slug: search.Slug(name), Country: "France", CountryCode: "fr", Population: pop, Lat: lat, Lon: lon, HasLocation: true}
+}
+
+func TestLookup(t *testing.T) {
+	paris := storetestCity("Paris", 48.85, 2.35, 2_000_000)
+	paris.ID = 2988507
+	svc, store := mustService(t, paris)
+	storetest.MustLoad(t, store, search.Small, paris)
+	for _, tc := range []struct {
+		name string
+		req  search.LookupRequest
+		want error // nil: Paris
+	}{
+		{"by its id, in the small dataset by default", search.LookupRequest{ID: "2988507"}, nil},
+		{"in the dataset asked", search.LookupRequest{Dataset: search.Large, ID: "2988507"}, nil},
+		{"an id no city has", search.LookupRequest{ID: "42"}, search.ErrNotFound},
+		{"an id that is no number", search.LookupRequest{ID: "paris"}, search.ErrInvalidQuery},
+		{"id 0", search.LookupRequest{ID: "0"}, search.ErrInvalidQuery},
+		{"an unknown dataset", search.LookupRequest{Dataset: "huge", ID: "2988507"}, search.ErrUnknownDataset},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hit, err := svc.Lookup(t.Context(), tc.req)
+			switch {
+			case tc.want == nil && (err != nil || hit.Name != "Paris" || hit.ID != paris.ID):
+				t.Errorf("Lookup(%+v) = %+v, %v; want Paris", tc.req, hit, err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("Lookup(%+v) = %v, want %v", tc.req, err, tc.want)
+			}
+		})
+	}
 }
