@@ -54,12 +54,15 @@ run: build $(DATA_DIR)/small.cfs $(if $(LARGE_FILE),$(DATA_DIR)/large.cfs)
 # time on a machine, nothing after that, whatever the checkout. With
 # CITYFINDER_TEST_MONGO_URI set, the tests use that MongoDB instead, and
 # FerretDB only for the server-restart test.
-# The relevance floors (pkg/search/relevance) run in a pass of their own,
-# without -race: ranking two real datasets on one goroutine, where the race
-# detector finds nothing and costs half a minute.
+# A second pass runs without -race what the race detector only slows: the
+# relevance floors (pkg/search/relevance: ranking two real datasets on one
+# goroutine, where it finds nothing and costs half a minute) and the peak
+# RSS of imports in a child process (cmd/cityfinder, files with //go:build
+# !race: under the detector the child costs several times the memory).
 test:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -run '^TestRelevance$$' ./pkg/search/relevance
+	$(GO) test -count=1 -run '^TestImportMemoryFollows' ./cmd/cityfinder
 
 # The demo page in headless chromium (part of `make test` too); it leaves
 # screenshots in out/demo-page for a person to look at.
@@ -105,15 +108,17 @@ loadtest: build
 	$(GO) run ./tools/loadtest -bin $(BIN)
 
 # SOAK_DURATION (default 10 minutes) of serve with the small dataset under a
-# mix of searches and bad input from 16 connections, while imports, SIGHUPs
+# mix of searches, lookups by id, reverse lookups (on the large dataset,
+# imported once from the mirror's GeoNames dump) and bad input from 16 connections, while imports, SIGHUPs
 # and Redis restarts take turns every 3 s, on 127.0.0.1 only (its own
 # redis-server); fails on any 5xx or transport error, any search for "lon"
 # without London, or RSS, goroutines or file descriptors that keep growing.
 # Not part of `make test`: CI runs it for 30 s as a step of its own.
 SOAK_DURATION ?= 10m
 SOAK_CSV        := $(firstword $(wildcard $(DATASETS_MIRROR)/world-cities.csv) $(SMALL_CSV))
+SOAK_GEONAMES   := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 soak: build $(SOAK_CSV)
-	$(GO) run ./tools/soak -bin $(BIN) -csv $(SOAK_CSV) -duration $(SOAK_DURATION)
+	$(GO) run ./tools/soak -bin $(BIN) -csv $(SOAK_CSV) -duration $(SOAK_DURATION) $(if $(SOAK_GEONAMES),-geonames $(SOAK_GEONAMES))
 
 lint:
 	$(GO) vet ./...

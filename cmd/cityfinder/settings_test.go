@@ -156,6 +156,9 @@ var badSettings = map[*setting][]badSetting{
 	settingDownloadTLSTimeout:     {{value: "soon"}, {value: "0s"}},
 	settingDownloadHeaderTimeout:  {{value: "soon"}, {value: "0s"}},
 	settingDownloadIdleTimeout:    {{value: "soon"}, {value: "-1s"}},
+	settingDownloadTimeout:        {{value: "an hour"}, {value: "-1h"}},
+	settingDownloadMaxBytes:       {{value: "4GiB"}, {value: "0"}},
+	settingMaxRows:                {{value: "lots"}, {value: "0"}},
 }
 
 // anyText are the settings that accept every text, and why.

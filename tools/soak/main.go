@@ -47,6 +47,7 @@ import (
 
 type options struct {
 	bin, csv, redisServer string
+	geonames              string // a GeoNames dump imported once as the large dataset, for reverse lookups
 	duration, chaos       time.Duration
 	sample                time.Duration
 	conns                 int
@@ -58,6 +59,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "bin/cityfinder", "the cityfinder binary to run")
 	flag.StringVar(&o.csv, "csv", "datasets/world-cities.csv", "the okfn CSV to import as the small dataset (read only)")
+	flag.StringVar(&o.geonames, "geonames", "", "a GeoNames dump (cities1000.txt or .gz) to import once as the large dataset; adds /reverse and its ids to the mix")
 	flag.StringVar(&o.redisServer, "redis-server", "redis-server", "the redis-server binary")
 	flag.DurationVar(&o.duration, "duration", 10*time.Minute, "how long the soak runs")
 	flag.DurationVar(&o.chaos, "chaos", 3*time.Second, "time between two faults of the chaos table")
@@ -144,6 +146,12 @@ var mix = []probe{
 	{"an unknown path", 2, http.MethodGet, "/nowhere", status(http.StatusNotFound)},
 	{"healthz", 2, http.MethodGet, "/healthz", status(http.StatusOK)},
 	{"readyz", 2, http.MethodGet, "/readyz", ready},
+	{"London by its id", 6, http.MethodGet, "/cities/2643743", holds("London")},
+	{"an unknown id", 2, http.MethodGet, "/cities/1", status(http.StatusNotFound)},
+	{"an id that is no number", 2, http.MethodGet, "/cities/lon", status(http.StatusBadRequest)},
+	{"search in German", 4, http.MethodGet, "/search?q=lon&lang=de", holds("London")},
+	{"a malformed lang", 2, http.MethodGet, "/search?q=lon&lang=12345678x", status(http.StatusBadRequest)},
+	{"a latitude beyond the pole", 2, http.MethodGet, "/reverse?lat=91&lon=0", status(http.StatusBadRequest)},
 }
 
 // fault is one row of the chaos table, which takes turns.
@@ -156,6 +164,15 @@ var chaos = []fault{
 	{"import the small dataset again", func(ctx context.Context, r *rig) error { return r.importSmall(ctx) }},
 	{"SIGHUP", func(ctx context.Context, r *rig) error { return r.serve.Process.Signal(syscall.SIGHUP) }},
 	{"kill Redis and start it again", func(ctx context.Context, r *rig) error { return r.restartRedis(ctx) }},
+}
+
+// largeMix joins the mix when the large dataset is imported (-geonames):
+// the small dataset's okfn rows have no coordinates to look around.
+var largeMix = []probe{
+	{"the city by the Eiffel Tower", 6, http.MethodGet, "/reverse?dataset=large&lat=48.8584&lon=2.2945&limit=3", holds("Paris")},
+	{"the city by Westminster Abbey", 4, http.MethodGet, "/reverse?dataset=large&lat=51.4993&lon=-0.1273&limit=1", holds("London")},
+	{"Paris by its id", 4, http.MethodGet, "/cities/2988507?dataset=large", holds("Paris")},
+	{"search the large dataset", 6, http.MethodGet, "/search?q=lon&dataset=large", holds("London")},
 }
 
 // rig is what the soak runs: serve, its data directory and its Redis.
@@ -182,6 +199,13 @@ func run(ctx context.Context, o options, out io.Writer) (bool, error) {
 	r := &rig{o: o, dir: dir}
 	if err := r.importSmall(ctx); err != nil {
 		return false, err
+	}
+	if o.geonames != "" {
+		cmd := exec.CommandContext(ctx, o.bin, "import", "--dataset", "large", "--file", o.geonames, "--data-dir", dir, "--log-level", "warn")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return false, fmt.Errorf("import the large dataset: %w: %s", err, b)
+		}
+		mix = append(mix, largeMix...)
 	}
 	if r.redisAt, err = benchenv.FreeAddr(); err != nil {
 		return false, err
