@@ -90,6 +90,9 @@ type settingValues struct {
 		HeaderTimeout  time.Duration `mapstructure:"header_timeout"`
 		IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
 	} `mapstructure:"download"`
+	Healthcheck struct {
+		Timeout time.Duration `mapstructure:"timeout"`
+	} `mapstructure:"healthcheck"`
 }
 
 // loadConfig builds the run's configuration: for each setting, the flag
@@ -444,6 +447,7 @@ func (c *config) validate() []error {
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
 	errs = append(errs, validateLifecycle(c)...)
+	errs = append(errs, durationErrors(false, settingDuration{settingHealthcheckTimeout, c.Healthcheck.Timeout})...)
 	errs = append(errs, validateDownload(c)...)
 	errs = append(errs, validateImport(c)...)
 	return errs

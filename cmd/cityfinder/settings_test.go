@@ -156,6 +156,7 @@ var badSettings = map[*setting][]badSetting{
 	settingDownloadTLSTimeout:     {{value: "soon"}, {value: "0s"}},
 	settingDownloadHeaderTimeout:  {{value: "soon"}, {value: "0s"}},
 	settingDownloadIdleTimeout:    {{value: "soon"}, {value: "-1s"}},
+	settingHealthcheckTimeout:     {{value: "soon"}, {value: "0s"}},
 }
 
 // anyText are the settings that accept every text, and why.
