@@ -48,7 +48,7 @@ func TestMessages(t *testing.T) {
 		{"flag of another command", nil, []string{"query", "ist", "--mongo-batch-size", "10"},
 			"unknown flag --mongo-batch-size for cityfinder query (it is a flag of import): see `cityfinder query --help`"},
 		{"setting on version", nil, []string{"version", "--data-dir", dir},
-			"unknown flag --data-dir for cityfinder version (it is a flag of import, query and serve): see `cityfinder version --help`"},
+			"unknown flag --data-dir for cityfinder version (it is a flag of import, nearest, query, serve and show): see `cityfinder version --help`"},
 		{"misspelt command", nil, []string{"qeury", "ist"},
 			"unknown command \"qeury\" for \"cityfinder\" (did you mean query?): see `cityfinder --help`"},
 		{"query without text", nil, []string{"query", "--data-dir", dir},

@@ -83,12 +83,14 @@ type settingValues struct {
 		PollInterval   time.Duration `mapstructure:"poll_interval"`
 	} `mapstructure:"mongo"`
 	Import importConfig `mapstructure:"import"`
-	// The timeouts of import's download (see download.go).
+	// The timeouts and size cap of import's download (see download.go).
 	Download struct {
 		ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
 		TLSTimeout     time.Duration `mapstructure:"tls_timeout"`
 		HeaderTimeout  time.Duration `mapstructure:"header_timeout"`
 		IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
+		Timeout        time.Duration `mapstructure:"timeout"`
+		MaxBytes       int           `mapstructure:"max_bytes"`
 	} `mapstructure:"download"`
 	Healthcheck struct {
 		Timeout time.Duration `mapstructure:"timeout"`

@@ -6,18 +6,30 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/importer"
 )
 
+// downloadOptions are the configured timeouts and size cap of the
+// download, into dir.
+func downloadOptions(c *config, dir string) importer.DownloadOptions {
+	return importer.DownloadOptions{Timeouts: downloadTimeouts(c), MaxBytes: int64(c.Download.MaxBytes), Dir: dir}
+}
+
 // downloadTimeouts are the configured timeouts of the download.
 func downloadTimeouts(c *config) importer.Timeouts {
 	d := c.Download
-	return importer.Timeouts{Connect: d.ConnectTimeout, TLS: d.TLSTimeout, Header: d.HeaderTimeout, Idle: d.IdleTimeout}
+	return importer.Timeouts{Connect: d.ConnectTimeout, TLS: d.TLSTimeout, Header: d.HeaderTimeout, Idle: d.IdleTimeout, Total: d.Timeout}
 }
 
-// validateDownload checks the download's timeouts: each must be positive.
+// validateDownload checks the download's timeouts, each of which must be
+// positive, and its size cap, at least a byte.
 func validateDownload(c *config) []error {
 	d := c.Download
-	return durationErrors(false,
+	errs := durationErrors(false,
 		settingDuration{settingDownloadConnectTimeout, d.ConnectTimeout}, settingDuration{settingDownloadTLSTimeout, d.TLSTimeout},
-		settingDuration{settingDownloadHeaderTimeout, d.HeaderTimeout}, settingDuration{settingDownloadIdleTimeout, d.IdleTimeout})
+		settingDuration{settingDownloadHeaderTimeout, d.HeaderTimeout}, settingDuration{settingDownloadIdleTimeout, d.IdleTimeout},
+		settingDuration{settingDownloadTimeout, d.Timeout})
+	if d.MaxBytes < 1 {
+		errs = append(errs, invalidValue(settingDownloadMaxBytes, d.MaxBytes, "must be at least 1"))
+	}
+	return errs
 }
 
 // settingDuration is a duration setting and its value, for validation.

@@ -31,6 +31,7 @@ type importConfig struct {
 	// AlternateNames is import.alternate_names.
 	AlternateNames string `mapstructure:"alternate_names"`
 	DownloadDir    string `mapstructure:"download_dir"`
+	MaxRows        int    `mapstructure:"max_rows"`
 }
 
 func newImportCmd(a *app) *cobra.Command {
@@ -45,7 +46,9 @@ interrupted import leaves the old data in place.
   --dataset small   the okfn world-cities CSV (name,country,subcountry,geonameid).
                     Without --file: a download of
                     ` + importer.OKFNURL + `
-                    that gives up when the network stalls (--download-*-timeout).
+                    that gives up when the network stalls (--download-*-timeout), when it
+                    takes longer than --download-timeout (1h) or brings more than
+                    --download-max-bytes (4 GiB).
   --dataset large   a GeoNames dump (cities500.zip … cities15000.zip, allCountries.zip
                     of which the populated places are taken; .txt, .gz or .zip), or
                     MaxMind's worldcitiespop.txt (plain or gzipped, Latin-1 or UTF-8):
@@ -64,7 +67,14 @@ goes into --download-dir (default: downloads in --data-dir) once; later
 imports read that copy.
 
 Malformed rows are skipped and counted; the first ones are listed with their line
-numbers. --strict stops at the first one instead.
+numbers, those of the --geonames dump too. --strict stops at the first one of
+--file instead.
+
+Rows with the same name, country and region are one city listed twice: the most
+populous is kept, and the others are dropped as they arrive, so that memory
+follows the distinct cities, not the rows. A file, or --geonames dump, of more
+than --max-rows rows (25 million; allCountries has about 13) is refused and the
+dataset keeps its content.
 
 An import that would shrink a dataset sharply is refused and the dataset keeps
 its content: when the new file holds fewer than half the cities of the current
@@ -108,7 +118,8 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 		AlternateNames: importer.Source{Name: a.cfg.Import.AlternateNames},
 		Strict:         opts.Strict,
 		AllowShrink:    a.cfg.Import.AllowShrink,
-		Download:       importer.DownloadOptions{Timeouts: downloadTimeouts(a.cfg), Dir: downloadDir(a.cfg)},
+		MaxRows:        a.cfg.Import.MaxRows,
+		Download:       downloadOptions(a.cfg, downloadDir(a.cfg)),
 	}
 	if d == search.Large {
 		if req.RegionNames.Name = a.cfg.Import.RegionNames; req.RegionNames.Name == "" {
@@ -125,6 +136,10 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	req.Progress, req.Phase = bars.start, bars.phase
 	sum, err := (&importer.Importer{Store: store, Stdin: stdin}).Import(ctx, req)
 	bars.finish() // clear the bar before the rejections and the summary
+	if sum.GeoNamesRejected > 0 {
+		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.GeoNames)
+		sum.WriteGeoNamesRejections(stderr)
+	}
 	if sum.Rejected > 0 {
 		fmt.Fprintf(stderr, "rejected rows in %s:\n", req.Source)
 		sum.WriteRejections(stderr)
@@ -138,9 +153,9 @@ func runImport(ctx context.Context, a *app, stdin io.Reader, stdout, stderr io.W
 	case errors.Is(err, importer.ErrShrink):
 		return fmt.Errorf("%w (if that is intended, import again with --%s)", err, settingAllowShrink.flag)
 	case errors.As(err, &ie):
-		return fmt.Errorf("%s: %w", a.cfg.nameOf(roleSetting(ie.Role)), ie)
+		return fmt.Errorf("%s: %w%s", a.cfg.nameOf(roleSetting(ie.Role)), ie, raiseHint(err))
 	case err != nil:
-		return err
+		return fmt.Errorf("%w%s", err, raiseHint(err))
 	}
 	for _, w := range sum.Warnings {
 		if errors.As(w, &ie) && ie.Role == importer.RoleRegionNames {
@@ -222,14 +237,33 @@ func downloadDir(c *config) string {
 	return cmp.Or(c.Import.DownloadDir, filepath.Join(c.DataDir, "downloads"))
 }
 
+// raiseHint says which setting to raise when err is an import that
+// outgrew one of its limits, "" otherwise.
+func raiseHint(err error) string {
+	var te *importer.TimeoutError
+	switch {
+	case errors.Is(err, importer.ErrTooManyRows):
+		return " (if the file is meant, raise --" + settingMaxRows.flag + ")"
+	case errors.Is(err, importer.ErrDownloadTooLarge):
+		return " (if the file is meant, raise --" + settingDownloadMaxBytes.flag + ")"
+	case errors.As(err, &te) && te.Phase == importer.PhaseTotal:
+		return " (if the download is meant to take longer, raise --" + settingDownloadTimeout.flag + ")"
+	}
+	return ""
+}
+
 // validateImport checks the import's settings.
 func validateImport(c *config) []error {
+	var errs []error
+	if c.Import.MaxRows < 1 {
+		errs = append(errs, invalidValue(settingMaxRows, c.Import.MaxRows, "must be at least 1"))
+	}
 	src := c.Import.Source
 	if slices.Contains(importer.GeoNamesSources, src) {
-		return nil
+		return errs
 	}
 	if u, err := neturl.Parse(src); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
-		return nil
+		return errs
 	}
-	return []error{invalidValue(settingSource, src, "use "+settingSource.acceptedForm())}
+	return append(errs, invalidValue(settingSource, src, "use "+settingSource.acceptedForm()))
 }

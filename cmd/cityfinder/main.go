@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // user reads (see explain).
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := newRootCmd()
-	root.SetArgs(args)
+	root.SetArgs(negativePointLast(args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	return explain(root.ExecuteContext(ctx))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,27 +56,21 @@ func newQueryCmd(a *app) *cobra.Command {
 }
 
 func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, text string) error {
-	if err := checkDataDir(a); err != nil {
+	var res search.Result
+	err := withService(a, func(svc *search.Service) error {
+		req, err := opts.request(search.Dataset(a.cfg.Dataset), text)
+		if err != nil {
+			return err
+		}
+		res, err = svc.Find(ctx, req)
 		return err
-	}
-	store, err := openStore(a, false)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	req, err := opts.request(search.Dataset(a.cfg.Dataset), text)
-	if err != nil {
-		return err
-	}
-	res, err := search.NewService(store).Find(ctx, req)
+	})
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
 		search.Label(res.Hits) // as the HTTP API labels them
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(res.Hits)
+		return writeJSONLine(out, res.Hits)
 	}
 	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintf(out, "no cities matching %q\n", text)

@@ -25,10 +25,12 @@ func newServeCmd(a *app) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the HTTP API: GET /search?q=…&dataset=small|large&limit=N",
 		Long: `Serve answers GET /search?q=…&dataset=small|large&limit=N with a JSON array of
-the best matching cities. Each client (by remote IP, or by X-Forwarded-For from
---trusted-proxies) may make --max searches in any --window; more get 429. A
-search typed letter by letter counts once (--limit-by session; request counts
-every request). With --redis-url every replica shares one limit per client. It picks up new imports
+the best matching cities, GET /cities/{id} with one city by its id, and
+GET /reverse?lat=…&lon=… with the cities around a point (docs/api.md). Each
+client (by remote IP, or by X-Forwarded-For from --trusted-proxies) may make
+--max searches (/search and /reverse) in any --window; more get 429. A search
+typed letter by letter counts once (--limit-by session; request counts every
+request). With --redis-url every replica shares one limit per client. It picks up new imports
 without a restart (every --reload-interval, and on SIGHUP). On SIGINT or
 SIGTERM it drains for --drain-delay (/readyz answers 503, requests are still
 served; a second signal ends the drain), then shuts down gracefully.

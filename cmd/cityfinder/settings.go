@@ -169,6 +169,10 @@ var (
 		doc:  "directory that import downloads a dataset into, once, when --file is not given or is a URL (default: downloads in --data-dir)",
 		form: "the path of a directory",
 		note: "A file already there is imported again rather than downloaded."}
+	settingMaxRows = &setting{key: "import.max_rows", flag: "max-rows", env: "CITYFINDER_MAX_ROWS", kind: intKind, def: importer.DefaultMaxRows, commands: cmdImport,
+		doc: "most rows an import reads of its file, and of the --geonames dump", form: "a whole number, at least 1",
+		note: "A longer file fails the import, and the dataset keeps its content. Duplicate rows are merged as they arrive, so " +
+			"memory follows the distinct cities; the limit bounds a file of distinct ones. allCountries has about 13 million rows."}
 
 	settingLogLevel = &setting{key: "log.level", flag: "log-level", env: "CITYFINDER_LOG_LEVEL", kind: textKind, def: "info", commands: everyCommand,
 		doc: "log level: debug, info, warn or error", form: "debug, info, warn or error",
@@ -316,6 +320,12 @@ var (
 		doc: "longest wait for the download's server (or proxy) to answer", note: "A proxy's answer to CONNECT too."}
 	settingDownloadIdleTimeout = &setting{key: "download.idle_timeout", flag: "download-idle-timeout", env: "CITYFINDER_DOWNLOAD_IDLE_TIMEOUT",
 		kind: durationKind, def: importer.DefaultTimeouts().Idle, commands: cmdImport, doc: "longest wait for more of the downloaded file"}
+	settingDownloadTimeout = &setting{key: "download.timeout", flag: "download-timeout", env: "CITYFINDER_DOWNLOAD_TIMEOUT",
+		kind: durationKind, def: importer.DefaultTimeouts().Total, commands: cmdImport, doc: "longest time a whole download may take",
+		note: "A server that trickles its file, never idle for long, fails the import once it has passed; the default brings allCountries.zip (about 400 MB) at 120 KB/s."}
+	settingDownloadMaxBytes = &setting{key: "download.max_bytes", flag: "download-max-bytes", env: "CITYFINDER_DOWNLOAD_MAX_BYTES",
+		kind: intKind, def: importer.DefaultMaxDownloadBytes, commands: cmdImport, doc: "largest file a download may bring, in bytes",
+		form: "a whole number, at least 1", note: "A larger file, or an endless one, fails the import before the disk is full; the default (4 GiB) takes allCountries.zip (about 400 MB) with room to spare."}
 
 	settingHealthcheckTimeout = &setting{key: "healthcheck.timeout", flag: "probe-timeout", env: "CITYFINDER_PROBE_TIMEOUT",
 		kind: durationKind, def: defaultHealthcheckTimeout, commands: cmdHealthcheck,
@@ -326,7 +336,7 @@ var (
 // settings is the table: every setting, in the order of the config file.
 var settings = []*setting{
 	settingConfig, settingDataDir, settingDataset,
-	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingAlternateNames, settingDownloadDir,
+	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingAlternateNames, settingDownloadDir, settingMaxRows,
 	settingLogLevel,
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
 	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,
@@ -336,6 +346,7 @@ var settings = []*setting{
 	settingMongoURI, settingMongoDB, settingMongoPoolSize, settingMongoConnectTimeout, settingMongoQueryTimeout, settingMongoBatchSize,
 	settingMongoMode, settingMongoPollInterval,
 	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout,
+	settingDownloadTimeout, settingDownloadMaxBytes,
 	settingHealthcheckTimeout,
 }
 

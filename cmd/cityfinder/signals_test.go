@@ -147,14 +147,14 @@ func TestLifecycleAndDownloadSettings(t *testing.T) {
 		{"defaults", "serve", nil, nil, 5 * time.Second, time.Second, importer.DefaultTimeouts()},
 		{"example config", "serve", nil, []string{"--config", example}, 5 * time.Second, time.Second, importer.DefaultTimeouts()},
 		{"config file", "import", nil, []string{"--config", file}, 2 * time.Second, 0,
-			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 7 * time.Second}},
+			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 7 * time.Second, Total: time.Hour}},
 		{"env over file", "import", map[string]string{"CITYFINDER_DOWNLOAD_IDLE_TIMEOUT": "8s", "CITYFINDER_DRAIN_DELAY": "3s"}, []string{"--config", file}, 3 * time.Second, 0,
-			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 8 * time.Second}},
+			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 8 * time.Second, Total: time.Hour}},
 		{"flag over env", "import", map[string]string{"CITYFINDER_DOWNLOAD_IDLE_TIMEOUT": "8s"},
 			[]string{"--config", file, "--download-idle-timeout", "9s", "--download-header-timeout", "1s"}, 2 * time.Second, 0,
-			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: time.Second, Idle: 9 * time.Second}},
+			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: time.Second, Idle: 9 * time.Second, Total: time.Hour}},
 		{"serve's flags", "serve", nil, []string{"--config", file, "--drain-delay", "0", "--reload-interval", "250ms"}, 0, 250 * time.Millisecond,
-			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 7 * time.Second}},
+			importer.Timeouts{Connect: 3 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 7 * time.Second, Total: time.Hour}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

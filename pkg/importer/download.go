@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // OKFNURL is where the okfn world-cities CSV (the small dataset) is published.
@@ -33,12 +36,17 @@ type Timeouts struct {
 	Header time.Duration
 	// Idle bounds the wait for each part of the body.
 	Idle time.Duration
+	// Total bounds the whole download, from the request to the last byte,
+	// so that a server that trickles its file, never idle for long, cannot
+	// hold an import for ever.
+	Total time.Duration
 }
 
 // DefaultTimeouts are generous for the okfn CSV (about 1 MB) on a slow
-// network, and still end a stalled download within a minute.
+// network, and still end a stalled download within a minute; the hour of
+// Total brings allCountries.zip (about 400 MB) at 120 KB/s.
 func DefaultTimeouts() Timeouts {
-	return Timeouts{Connect: 10 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 30 * time.Second}
+	return Timeouts{Connect: 10 * time.Second, TLS: 10 * time.Second, Header: 30 * time.Second, Idle: 30 * time.Second, Total: time.Hour}
 }
 
 func (t Timeouts) withDefaults() Timeouts {
@@ -55,6 +63,9 @@ func (t Timeouts) withDefaults() Timeouts {
 	if t.Idle <= 0 {
 		t.Idle = d.Idle
 	}
+	if t.Total <= 0 {
+		t.Total = d.Total
+	}
 	return t
 }
 
@@ -64,12 +75,13 @@ const (
 	PhaseTLS     = "tls"
 	PhaseHeader  = "header"
 	PhaseIdle    = "idle"
+	PhaseTotal   = "total"
 )
 
 // TimeoutError is how a download ends when one of its phases outlasts its
 // timeout (see Timeouts).
 type TimeoutError struct {
-	Phase string // PhaseConnect, PhaseTLS, PhaseHeader or PhaseIdle
+	Phase string // PhaseConnect, PhaseTLS, PhaseHeader, PhaseIdle or PhaseTotal
 	After time.Duration
 }
 
@@ -81,6 +93,8 @@ func (e *TimeoutError) Error() string {
 		return fmt.Sprintf("timed out: no TLS handshake within %s", e.After)
 	case PhaseHeader:
 		return fmt.Sprintf("timed out: no answer within %s", e.After)
+	case PhaseTotal:
+		return fmt.Sprintf("timed out: not downloaded within %s", e.After)
 	default:
 		return fmt.Sprintf("timed out: no data for %s", e.After)
 	}
@@ -88,6 +102,16 @@ func (e *TimeoutError) Error() string {
 
 // Timeout reports true, as net.Error's Timeout does.
 func (e *TimeoutError) Timeout() bool { return true }
+
+// DefaultMaxDownloadBytes is the largest file a download brings when
+// DownloadOptions.MaxBytes does not say: room for a GeoNames dump
+// (allCountries.zip is about 400 MB, its text about 1.6 GB) that still ends
+// an endless body long before most disks are full.
+const DefaultMaxDownloadBytes = 4 << 30
+
+// ErrDownloadTooLarge means a download's file is larger than
+// DownloadOptions.MaxBytes, by what the server announced or by what it sent.
+var ErrDownloadTooLarge = errors.New("download too large")
 
 // DownloadOptions tune Download; the zero value gives the defaults.
 type DownloadOptions struct {
@@ -97,8 +121,13 @@ type DownloadOptions struct {
 	Client *http.Client
 	// Progress, when not nil, hears the bytes received.
 	Progress Progress
-	// Timeouts bound each phase of the download.
+	// Timeouts bound each phase of the download, and the whole of it.
 	Timeouts Timeouts
+	// MaxBytes is the largest file the download may bring; 0 means
+	// DefaultMaxDownloadBytes. A larger one fails it with an error
+	// matching ErrDownloadTooLarge, before its body is read when the
+	// server announces its length.
+	MaxBytes int64
 	// Dir is the directory an import downloads a source given as a URL
 	// into (see Source); Download itself ignores it. Empty: an import
 	// downloads nothing.
@@ -108,7 +137,8 @@ type DownloadOptions struct {
 // Download fetches url into the file dst. It streams the body into a
 // temporary file next to dst and renames it to dst only once the whole body
 // has arrived, so dst is never left half-written. Each phase of the
-// download is bounded by opts.Timeouts. The error names the URL and
+// download, and the whole of it, is bounded by opts.Timeouts, and its size
+// by opts.MaxBytes. The error names the URL and
 // suggests importing a local copy instead.
 func Download(ctx context.Context, url, dst string, opts DownloadOptions) error {
 	if err := download(ctx, url, dst, opts); err != nil {
@@ -123,6 +153,12 @@ func download(ctx context.Context, url, dst string, opts DownloadOptions) (err e
 		client = defaultClient()
 	}
 	t := opts.Timeouts.withDefaults()
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxDownloadBytes
+	}
+	ctx, stop := context.WithTimeoutCause(ctx, t.Total, &TimeoutError{Phase: PhaseTotal, After: t.Total})
+	defer stop()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wd := &watchdog{cancel: cancel}
@@ -147,6 +183,9 @@ func download(ctx context.Context, url, dst string, opts DownloadOptions) (err e
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("server answered %s", resp.Status)
 	}
+	if resp.ContentLength > limit {
+		return tooLarge(fmt.Sprintf("%s bytes, more than", thousands(resp.ContentLength)), limit)
+	}
 	wd.arm(PhaseIdle, t.Idle)
 
 	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.part")
@@ -165,8 +204,14 @@ func download(ctx context.Context, url, dst string, opts DownloadOptions) (err e
 		pw = &progressWriter{w: f, p: opts.Progress}
 		w = pw
 	}
-	if _, err := io.Copy(w, &idleReader{r: resp.Body, wd: wd, idle: t.Idle}); err != nil {
+	// One byte past the limit tells a file of exactly limit bytes from a
+	// larger one.
+	n, err := io.Copy(w, io.LimitReader(&idleReader{r: resp.Body, wd: wd, idle: t.Idle}, limit+1))
+	if err != nil {
 		return err
+	}
+	if n > limit {
+		return tooLarge("more than", limit)
 	}
 	wd.stop()
 	if pw != nil {
@@ -182,6 +227,17 @@ func download(ctx context.Context, url, dst string, opts DownloadOptions) (err e
 		return err
 	}
 	return os.Rename(f.Name(), dst)
+}
+
+// tooLarge is the error of a file larger than limit: "the file is " what
+// " 4,294,967,296 bytes".
+func tooLarge(what string, limit int64) error {
+	return fmt.Errorf("%w: the file is %s %s bytes", ErrDownloadTooLarge, what, thousands(limit))
+}
+
+// thousands writes n with thousands separators, as the summaries do.
+func thousands(n int64) string {
+	return message.NewPrinter(language.English).Sprintf("%d", n)
 }
 
 // defaultClient honours the proxy environment like http.DefaultClient but

@@ -56,6 +56,24 @@ type EnrichedReader struct {
 	// name, or -1, and how good a join that is (see candidate).
 	match, wanted []int32
 	rank          []float64
+	// merging makes a city without a location merge the rows identical
+	// to it as they are read (see merge), for an import, whose store would
+	// drop them: copies is how many rows each city of the run stands for,
+	// seen finds them, and merged counts the rows merged.
+	merging bool
+	copies  []int
+	seen    map[rowIdentity]int
+	merged  int
+}
+
+// rowIdentity is every field of a city without alternate names, so that
+// two rows with the same are the same row.
+type rowIdentity struct {
+	id                                                   uint32
+	name, slug, country, countryCode, subcountry, region string
+	population                                           int64
+	lat, lon                                             float64
+	hasLocation                                          bool
 }
 
 // division is a first-level division: a country and an admin1 code (an
@@ -119,13 +137,40 @@ func (e *EnrichedReader) ReadBatch(dst []search.City) ([]search.City, error) {
 		return dst, nil
 	}
 	if e.in.err == nil {
-		e.held.run, e.held.next = e.in.readRun(e.held.run[:0], sameEnrichRun), 0
+		e.copies = e.copies[:0]
+		clear(e.seen)
+		e.held.run, e.held.next = e.in.readRun(e.held.run[:0], sameEnrichRun, e.merge), 0
 		e.enrichRun(e.held.run)
 	}
 	if dst = e.held.take(dst); len(dst) > n {
 		return dst, nil
 	}
 	return dst, e.in.err
+}
+
+// merge reports whether c, about to join run, is a row identical to a
+// city of run without a location, and then counts it as a copy of that
+// city. A run of such cities is the whole input (an okfn CSV), held until
+// its last row is read: merged, a file of one row repeated costs one city.
+// Each copy is joined as its city is, votes as it does and counts as
+// enriched; the store would drop it as a duplicate of that city.
+func (e *EnrichedReader) merge(run []search.City, c *search.City) bool {
+	if !e.merging || located(c) || len(c.AltNames) > 0 {
+		e.copies = append(e.copies, 1)
+		return false
+	}
+	id := rowIdentity{c.ID, c.Name, c.Slug, c.Country, c.CountryCode, c.Subcountry, c.Region, c.Population, c.Lat, c.Lon, c.HasLocation}
+	if i, ok := e.seen[id]; ok {
+		e.copies[i]++
+		e.merged++
+		return true
+	}
+	if e.seen == nil {
+		e.seen = make(map[rowIdentity]int)
+	}
+	e.seen[id] = len(run)
+	e.copies = append(e.copies, 1)
+	return false
 }
 
 // sameEnrichRun reports whether c joins the run of n cities that starts
@@ -154,7 +199,7 @@ func (e *EnrichedReader) enrichRun(run []search.City) {
 	g := e.g
 	e.match, e.rank = e.match[:0], e.rank[:0]
 	for i := range run {
-		e.match = append(e.match, e.matchID(&run[i]))
+		e.match = append(e.match, e.matchID(&run[i], e.copies[i]))
 	}
 	e.named = make(map[divisionName]bool, len(e.votes))
 	for d, names := range e.votes {
@@ -197,10 +242,10 @@ func (e *EnrichedReader) enrichRun(run []search.City) {
 		place := &g.places[p]
 		g.enrichFrom(c, place)
 		if e.wanted[i] < 0 {
-			e.byID++
+			e.byID += e.copies[i]
 			continue
 		}
-		e.byName++
+		e.byName += e.copies[i]
 		if located(c) && e.regions != nil {
 			c.Subcountry = e.regions.name(place.id, place.country, g.admin1s[place.admin1])
 		}
@@ -208,8 +253,9 @@ func (e *EnrichedReader) enrichRun(run []search.City) {
 }
 
 // matchID returns the index of the place whose geonameid is c's, or -1,
-// and marks it taken.
-func (e *EnrichedReader) matchID(c *search.City) int32 {
+// and marks it taken; c votes for the name of its division once for each
+// of its copies.
+func (e *EnrichedReader) matchID(c *search.City, copies int) int32 {
 	if c.ID == 0 {
 		return -1
 	}
@@ -219,7 +265,9 @@ func (e *EnrichedReader) matchID(c *search.City) int32 {
 	}
 	p := &e.g.places[i]
 	e.taken[i] = c.Key()
-	e.votes.add(division{p.country, p.admin1}, c.Subcountry)
+	for range copies {
+		e.votes.add(division{p.country, p.admin1}, c.Subcountry)
+	}
 	return i
 }
 

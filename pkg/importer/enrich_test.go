@@ -558,3 +558,18 @@ func TestEnrichFindsKolnByCologneOnTheLargeDataset(t *testing.T) {
 		t.Errorf("Köln = %+v, want Cologne among its alternate names", koln)
 	}
 }
+
+// A place whose geonameid came earlier in the dump is skipped as it is
+// read, so that a dump's memory follows its distinct places: the first
+// one read is the one rows are joined with.
+func TestGazetteerSkipsRepeatedPlaces(t *testing.T) {
+	first := kolnRow()
+	g := mustGazetteerOf(t, first, first, first.with("population", "5"), first)
+	if g.Len() != 1 || g.Duplicates != 3 || g.Rows != 4 {
+		t.Errorf("gazetteer of %d places, %d duplicates, %d rows; want 1, 3, 4", g.Len(), g.Duplicates, g.Rows)
+	}
+	cities, n := mustEnrich(t, g, search.City{ID: 2886242, Name: "Köln", Slug: "koln", Country: "Germany"})
+	if n != 1 || cities[0].Population != 963395 {
+		t.Errorf("Köln enriched %d times, population %d; want once, the first place's 963395", n, cities[0].Population)
+	}
+}

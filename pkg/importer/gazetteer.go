@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -37,8 +36,14 @@ type Gazetteer struct {
 	byName, byAlt nameIndex
 	// Source is the file the places come from, for messages.
 	Source string
-	// Rows and Rejected count the dump's rows and its malformed rows.
+	// Rows and Rejected count the dump's rows and its malformed rows;
+	// Rejections are the first DefaultMaxReported of those.
 	Rows, Rejected int
+	Rejections     []RowError
+	// Duplicates is how many places were skipped as they were read, as an
+	// earlier place of the dump had their geonameid: a dump's memory
+	// follows its distinct places, not its rows.
+	Duplicates int
 }
 
 // gazPlace is what enrichment takes from a place.
@@ -202,19 +207,27 @@ func readFrom[T any](name, what string, open func() (*Input, error), read func(i
 }
 
 // ReadGazetteer reads a GeoNames dump from r (see NewGeoNamesReader); see
-// OpenGazetteer.
+// OpenGazetteer. A dump of more than DefaultMaxRows rows is an error
+// wrapping ErrTooManyRows.
 func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
+	return readGazetteer(r, DefaultMaxRows)
+}
+
+// readGazetteer is ReadGazetteer of a dump of at most maxRows rows (see
+// Request.MaxRows).
+func readGazetteer(r io.Reader, maxRows int) (*Gazetteer, error) {
 	lines, err := geonamesLines(r)
 	if err != nil {
 		return nil, err
 	}
-	pl := pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines}
+	pl := pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines, maxRows: rowLimit(maxRows)}
 	pr := newParallelReader(lines, ReaderOptions{}, "GeoNames file", pl, newGazParser)
 	defer pr.Close()
 	g := &Gazetteer{}
 	var text []byte
 	admin1s := make(map[string]uint32)
 	var batch []parsedPlace
+	g.byID = make(map[uint32]int32)
 	for {
 		batch, err = pr.ReadBatch(batch[:0])
 		if errors.Is(err, io.EOF) {
@@ -225,6 +238,11 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 		}
 		for i := range batch {
 			p := &batch[i]
+			if _, dup := g.byID[p.place.id]; dup {
+				g.Duplicates++
+				continue
+			}
+			g.byID[p.place.id] = int32(len(g.places))
 			a, ok := admin1s[p.admin1]
 			if !ok {
 				a = uint32(len(g.admin1s))
@@ -246,7 +264,7 @@ func ReadGazetteer(r io.Reader) (*Gazetteer, error) {
 	g.text = string(text)
 	g.index()
 	st := pr.Stats()
-	g.Rows, g.Rejected = st.Rows, st.Rejected
+	g.Rows, g.Rejected, g.Rejections = st.Rows, st.Rejected, st.Rejections
 	if err := tooManyRejected(st); err != nil {
 		return nil, err
 	}
@@ -296,18 +314,11 @@ func (gp *gazParser) parse(line []byte) (parsedPlace, string) {
 	}, ""
 }
 
-// index builds the indexes of g.places: by id on one goroutine, by name on
-// another, each map sized once. A place's name and ASCII name are found
-// by name only when they are tidy (see nameTidier), as they are unless
-// they are absurdly long.
+// index builds the indexes of g.places by name (those by id are built as
+// the places are read), each map sized once. A place's name and ASCII
+// name are found by name only when they are tidy (see nameTidier), as
+// they are unless they are absurdly long.
 func (g *Gazetteer) index() {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		g.byID = make(map[uint32]int32, len(g.places))
-		for i := range g.places {
-			g.byID[g.places[i].id] = int32(i)
-		}
-	})
 	byName := 0
 	for i := range g.names {
 		if g.names[i].byName {
@@ -334,5 +345,4 @@ func (g *Gazetteer) index() {
 			}
 		}
 	}
-	wg.Wait()
 }

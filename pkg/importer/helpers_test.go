@@ -45,12 +45,22 @@ func newFormatReader(f importer.Format, r io.Reader, opts importer.ReaderOptions
 // mustReadFile reads every city of a dataset file, gzip or not.
 func mustReadFile(tb testing.TB, d search.Dataset, path string, opts importer.ReaderOptions) ([]search.City, importer.ReadStats) {
 	tb.Helper()
+	f := importer.FormatMaxMind
+	if d == search.Small {
+		f = importer.FormatOKFN
+	}
+	return mustReadFormat(tb, f, path, opts)
+}
+
+// mustReadFormat reads every city of a file of format f, gzip or not.
+func mustReadFormat(tb testing.TB, f importer.Format, path string, opts importer.ReaderOptions) ([]search.City, importer.ReadStats) {
+	tb.Helper()
 	in, err := importer.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer in.Close()
-	r, err := newReader(d, in, opts)
+	r, err := newFormatReader(f, in, opts)
 	if err != nil {
 		tb.Fatalf("%s: %v", path, err)
 	}

@@ -40,8 +40,9 @@ type Summary struct {
 	Rejected int
 	// Skipped is how many rows were not cities (see ReadStats.Skipped).
 	Skipped int
-	// Duplicates is how many well-formed rows the store dropped because an
-	// earlier row had the same search.Key.
+	// Duplicates is how many well-formed rows were dropped because another
+	// row had the same search.Key: the import drops those it can as they
+	// arrive, the store the rest (see search.KeepFirst).
 	Duplicates int
 	// UnknownCountries is how many rows had a country code with no English
 	// name (their Country is the code); UnknownCodes lists the codes.
@@ -56,8 +57,9 @@ type Summary struct {
 	// Regions is how many first-level divisions Request.RegionNames named
 	// (see RegionNames); 0 when they named none, or were not used.
 	Regions int
-	// Named is how many of the rows that reached the store (duplicates
-	// included) got their region's name from Request.RegionNames.
+	// Named is how many of the cities handed to the store got their
+	// region's name from Request.RegionNames: duplicates included, but for
+	// those of a GeoNames dump merged before their regions were named.
 	Named int
 	// Localized is how many of the rows that reached the store (duplicates
 	// included) got names in other languages from Request.AlternateNames;
@@ -67,6 +69,11 @@ type Summary struct {
 	AlternateNames ReadStats
 	// Rejections are the first Request.MaxReported malformed rows.
 	Rejections []RowError
+	// GeoNamesRejected is how many rows of Request.GeoNames were malformed
+	// and skipped (few enough not to fail the import: see MaxRejected);
+	// GeoNamesRejections are the first DefaultMaxReported of them.
+	GeoNamesRejected   int
+	GeoNamesRejections []RowError
 	// Warnings are what the import could not do of what the request asked,
 	// without failing: each an *InputError (see Request.RegionNames).
 	Warnings []error
@@ -104,12 +111,23 @@ func (s Summary) String() string {
 // "line 17: wrong number of fields (3, want 4)" per line, and how many more
 // there were.
 func (s Summary) WriteRejections(w io.Writer) error {
-	for _, r := range s.Rejections {
+	return writeRejections(w, s.Rejected, s.Rejections)
+}
+
+// WriteGeoNamesRejections writes the kept malformed rows of
+// Request.GeoNames to w as WriteRejections writes the source's.
+func (s Summary) WriteGeoNamesRejections(w io.Writer) error {
+	return writeRejections(w, s.GeoNamesRejected, s.GeoNamesRejections)
+}
+
+// writeRejections writes the first of rejected malformed rows to w.
+func writeRejections(w io.Writer, rejected int, first []RowError) error {
+	for _, r := range first {
 		if _, err := fmt.Fprintln(w, r.Error()); err != nil {
 			return err
 		}
 	}
-	if more := s.Rejected - len(s.Rejections); more > 0 {
+	if more := rejected - len(first); more > 0 {
 		if _, err := message.NewPrinter(language.English).Fprintf(w, "and %d more rejected rows\n", more); err != nil {
 			return err
 		}

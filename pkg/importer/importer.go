@@ -72,7 +72,29 @@ var (
 	// ErrFormat means a file is in none of the formats the importer reads
 	// (see DetectFormat).
 	ErrFormat = errors.New("unknown file format")
+	// ErrTooManyRows means a file has more rows than an import reads (see
+	// Request.MaxRows).
+	ErrTooManyRows = errors.New("too many rows")
 )
+
+// DefaultMaxRows is the most rows an import reads of a file when
+// Request.MaxRows does not say: GeoNames' allCountries, the largest file
+// it takes, has about 13 million, and a file of this many distinct cities
+// still fits in a few gigabytes.
+const DefaultMaxRows = 25_000_000
+
+// rowLimit is the row limit that n asks for (see Request.MaxRows).
+func rowLimit(n int) int {
+	if n <= 0 {
+		return DefaultMaxRows
+	}
+	return n
+}
+
+// tooManyRows is the error of a file with more than limit rows.
+func tooManyRows(limit int) error {
+	return fmt.Errorf("%w: the file has more than %s rows, the most an import reads", ErrTooManyRows, thousands(int64(limit)))
+}
 
 // DefaultMaxReported is how many malformed rows an import keeps for its
 // report when the options do not say.

@@ -64,6 +64,7 @@ type unknownTaker interface {
 type parallelReader[T any] struct {
 	what    string
 	lines   int // most lines in a batch
+	maxRows int // 0: no limit
 	log     rowLog
 	unknown unknownCountries
 
@@ -86,14 +87,18 @@ type pipeline struct {
 	// workers is how many goroutines parse, batchLines the most lines in
 	// a batch.
 	workers, batchLines int
+	// maxRows, when positive, is the most rows the file may have: one more
+	// ends the read with an error wrapping ErrTooManyRows.
+	maxRows int
 	// consumed tells how far into the raw file reading has got (nil when
 	// unknown).
 	consumed func() int64
 }
 
-// defaultPipeline reads with a worker per CPU.
-func defaultPipeline(in *Input) pipeline {
-	return pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines, consumed: in.Consumed}
+// defaultPipeline reads with a worker per CPU, at most maxRows rows (see
+// Request.MaxRows).
+func defaultPipeline(in *Input, maxRows int) pipeline {
+	return pipeline{workers: max(1, runtime.GOMAXPROCS(0)), batchLines: batchLines, consumed: in.Consumed, maxRows: rowLimit(maxRows)}
 }
 
 // newParallelReader starts reading lines with a parser made by newParser
@@ -102,13 +107,14 @@ func newParallelReader[T any, P rowParser[T]](lines *lineReader, opts ReaderOpti
 	n := max(1, pl.workers)
 	batches := 2*n + 2
 	r := &parallelReader[T]{
-		what:  what,
-		lines: max(1, pl.batchLines),
-		log:   newRowLog(opts),
-		queue: make(chan *batch[T], batches),
-		work:  make(chan *batch[T], batches),
-		free:  make(chan *batch[T], batches),
-		stop:  make(chan struct{}),
+		what:    what,
+		lines:   max(1, pl.batchLines),
+		maxRows: pl.maxRows,
+		log:     newRowLog(opts),
+		queue:   make(chan *batch[T], batches),
+		work:    make(chan *batch[T], batches),
+		free:    make(chan *batch[T], batches),
+		stop:    make(chan struct{}),
 	}
 	for range batches {
 		r.free <- &batch[T]{buf: make([]byte, 0, batchBytes+MaxLine)}
@@ -238,6 +244,10 @@ func (r *parallelReader[T]) take(dst []T) []T {
 	for r.next < len(b.lines) {
 		i := r.next
 		r.next++
+		if r.log.rows == r.maxRows && r.maxRows > 0 {
+			r.finish(tooManyRows(r.maxRows))
+			break
+		}
 		r.log.rows++
 		for r.nextCode < len(b.unknown) && b.unknownRow[r.nextCode] == i {
 			r.unknown.add(b.unknown[r.nextCode : r.nextCode+1])

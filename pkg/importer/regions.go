@@ -241,11 +241,18 @@ func (h *heldCities) take(dst []search.City) []search.City {
 // each city takes its own name or its division's. The store holds every
 // city until it builds anyway; this holds them a little earlier, packed
 // (see heldRows) at about half the memory of the cities themselves.
+//
+// Every city votes, but a duplicate that the store would drop is not held
+// (see distinctReader): one with the Key and id of an earlier city, which
+// will take the same name, that does not outrank it. So the cities held
+// follow the distinct ones, not the rows.
 type geonamesRegions struct {
 	r     search.CityReader
 	subs  *Subcountries
 	names *RegionNames // once the dump is read
 	held  heldRows
+	keys  keyTable
+	drops int // duplicates not held
 	named int
 	err   error // what ReadBatch returns after the held cities
 }
@@ -291,9 +298,14 @@ func (g *geonamesRegions) readAll() {
 		for i := range batch {
 			c := &batch[i]
 			v.add(c.ID, countryCode(c.CountryCode), c.Region)
-			g.held.add(c)
+			if g.keys.better(c) {
+				g.held.add(c)
+			} else {
+				g.drops++
+			}
 		}
 	}
+	g.keys = keyTable{}
 	g.names = v.names()
 }
 
@@ -427,9 +439,11 @@ type runReader struct {
 
 // readRun appends to run the next cities of r while joins(first, c, n)
 // says that c belongs with the n cities before it, which start with
-// first, and returns the extended slice. On a read error (io.EOF
-// included), it keeps the error and returns the cities read.
-func (rr *runReader) readRun(run []search.City, joins func(first, c *search.City, n int) bool) []search.City {
+// first, and returns the extended slice; merge, when not nil, is asked of
+// each city that joins, and one it merges into an earlier city of the run
+// is not appended. On a read error (io.EOF included), it keeps the error
+// and returns the cities read.
+func (rr *runReader) readRun(run []search.City, joins func(first, c *search.City, n int) bool, merge func(run []search.City, c *search.City) bool) []search.City {
 	start := len(run)
 	for {
 		if rr.next == len(rr.read) {
@@ -444,7 +458,9 @@ func (rr *runReader) readRun(run []search.City, joins func(first, c *search.City
 		if len(run) > start && !joins(&run[start], c, len(run)-start) {
 			return run
 		}
-		run = append(run, *c)
+		if merge == nil || !merge(run, c) {
+			run = append(run, *c)
+		}
 		*c = search.City{}
 		rr.next++
 	}
@@ -475,7 +491,7 @@ func (m *maxmindRegions) ReadBatch(dst []search.City) ([]search.City, error) {
 // made. A city joined with a place keeps its place's region name when its
 // code names nothing, or is no code ("00").
 func (m *maxmindRegions) readRun() {
-	run := m.in.readRun(m.held.run[:0], sameCountryRun)
+	run := m.in.readRun(m.held.run[:0], sameCountryRun, nil)
 	m.held.run, m.held.next = run, 0
 	if len(run) == 0 {
 		return

@@ -77,6 +77,13 @@ type Request struct {
 	// MaxReported is how many malformed rows Summary keeps; 0 means
 	// DefaultMaxReported.
 	MaxReported int
+	// MaxRows is the most rows the source, and the GeoNames dump, may
+	// have; 0 means DefaultMaxRows. A longer file fails the import with an
+	// error wrapping ErrTooManyRows, and the dataset keeps its content.
+	// Duplicates are merged as they arrive (see Summary.Duplicates), so
+	// that memory follows the distinct cities; the limit bounds a file of
+	// rows that are all distinct.
+	MaxRows int
 	// Progress, when not nil, is told of each stage of the import that
 	// moves through bytes: the download of a source given as a URL, then
 	// the reading of the source. The Progress it returns (nil for none)
@@ -202,10 +209,12 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	}
 	var gaz *Gazetteer
 	if useGeoNames {
-		if gaz, err = readRole(ctx, im, req, RoleGeoNames, req.GeoNames, "GeoNames file", ReadGazetteer); err != nil {
+		read := func(r io.Reader) (*Gazetteer, error) { return readGazetteer(r, req.MaxRows) }
+		if gaz, err = readRole(ctx, im, req, RoleGeoNames, req.GeoNames, "GeoNames file", read); err != nil {
 			return sum, err
 		}
 		gaz.Source = req.GeoNames.String()
+		sum.GeoNamesRejected, sum.GeoNamesRejections = gaz.Rejected, gaz.Rejections
 	}
 	var subs *Subcountries
 	if useRegions {
@@ -226,7 +235,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		sum.AlternateNames = locals.Stats
 	}
 
-	rr, err := newImportReader(format, in, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported}, defaultPipeline(in))
+	rr, err := newImportReader(format, in, ReaderOptions{Strict: req.Strict, MaxReported: req.MaxReported}, defaultPipeline(in, req.MaxRows))
 	if err != nil {
 		return sum, err
 	}
@@ -240,6 +249,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	var enriched *EnrichedReader
 	if gaz != nil {
 		enriched = gaz.Enrich(cr)
+		enriched.merging = true
 		cr = enriched
 	}
 	var localized *LocalizedReader
@@ -251,7 +261,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 	var mmRegions *maxmindRegions
 	switch {
 	case subs != nil && format == FormatGeoNames:
-		gnRegions = &geonamesRegions{r: cr, subs: subs}
+		gnRegions = &geonamesRegions{r: cr, subs: subs, keys: keyTable{withID: true}}
 		cr = gnRegions
 	case subs != nil && format == FormatMaxMind:
 		names := gaz.RegionNames(subs)
@@ -260,6 +270,9 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		mmRegions = &maxmindRegions{in: runReader{r: cr}, names: names}
 		cr = mmRegions
 	}
+
+	distinct := &distinctReader{r: cr}
+	cr = distinct
 
 	lopts := search.LoadOptions{Source: sourceStats(req.Source, in), Phase: req.Phase}
 	if !req.AllowShrink {
@@ -291,7 +304,13 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		return sum, err
 	}
 	sum.Imported = ls.Stored
-	sum.Duplicates = ls.Read - ls.Stored
+	sum.Duplicates = distinct.Dropped() + ls.Read - ls.Stored
+	if gnRegions != nil {
+		sum.Duplicates += gnRegions.drops
+	}
+	if enriched != nil {
+		sum.Duplicates += enriched.merged
+	}
 	return sum, nil
 }
 

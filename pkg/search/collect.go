@@ -15,6 +15,7 @@ import (
 type LoadReader struct {
 	r     CityReader
 	count int
+	ids   idDeriver
 }
 
 // NewLoadReader returns a LoadReader of r.
@@ -25,7 +26,7 @@ func NewLoadReader(r CityReader) *LoadReader { return &LoadReader{r: r} }
 // city, or ErrNoCities when r yielded none at all, so that an
 // empty file never replaces a dataset. A city with an empty Name or Slug
 // fails it with ErrInvalidCity (wrapped). On error it returns dst as it
-// was.
+// was. A city without an id gets its derived id (see DerivedIDBase).
 func (l *LoadReader) ReadBatch(ctx context.Context, dst []City) ([]City, error) {
 	if err := ctx.Err(); err != nil {
 		return dst, err
@@ -43,6 +44,7 @@ func (l *LoadReader) ReadBatch(ctx context.Context, dst []City) ([]City, error) 
 		if c := &dst[i]; c.Name == "" || c.Slug == "" {
 			return dst[:n], fmt.Errorf("%w: city %d (%q) has no name or slug", ErrInvalidCity, l.count, c.Name)
 		}
+		l.ids.derive(&dst[i])
 	}
 	return dst, nil
 }
@@ -69,9 +71,13 @@ func Collect(ctx context.Context, r CityReader) ([]City, LoadStats, error) {
 	return cities, LoadStats{Read: lr.Count(), Stored: len(cities)}, nil
 }
 
-// SortBySlug sorts cities by BySlug.
+// SortBySlug sorts cities by BySlug, and cities that BySlug finds equal
+// in the order read, so that of two duplicates that differ only in what
+// BySlug does not look at (their location, say), every store keeps the
+// first read, as the embedded store does, whatever the other rows of the
+// file.
 func SortBySlug(cities []City) {
-	slices.SortFunc(cities, func(a, b City) int { return BySlug(&a, &b) })
+	slices.SortStableFunc(cities, func(a, b City) int { return BySlug(&a, &b) })
 }
 
 // BySlug orders cities by slug, and cities with the same slug by rank

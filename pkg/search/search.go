@@ -25,11 +25,13 @@
 //
 // # Layers
 //
-// A Store keeps datasets and answers folded prefix queries (Query). The
-// Service sits between the edges (the CLI and the HTTP API) and a Store: it
-// validates and folds a Request once, asks the store, adds typo matches and
-// fills the match spans. Errors carry no CLI or HTTP words; the edges add
-// their own.
+// A Store keeps datasets and answers folded prefix queries (Query), finds
+// a city by its id (Lookup, see DerivedIDBase) and the cities around a
+// point (Nearby, see CityRadiusKm). The Service sits between the edges
+// (the CLI and the HTTP API) and a Store: it validates and folds a Request
+// once, asks the store, adds typo matches and fills the match spans (Find),
+// and checks the requests of Lookup and Reverse. Errors carry no CLI or
+// HTTP words; the edges add their own.
 package search
 
 import (
@@ -85,6 +87,9 @@ var (
 	// ErrUnavailable means the store's backing service cannot be reached,
 	// or its data cannot be read.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrNotFound means the dataset has no city of the id asked for (see
+	// Store.Lookup).
+	ErrNotFound = errors.New("no such city")
 	// ErrCorrupt means the stored copy of a dataset is damaged or was
 	// written by another version: the dataset is unavailable until it is
 	// imported again. It matches ErrUnavailable.
@@ -199,10 +204,8 @@ func (q Query) Validate() error {
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
 	}
-	for _, c := range q.Countries {
-		if len(c) != 2 || c[0] < 'a' || c[0] > 'z' || c[1] < 'a' || c[1] > 'z' {
-			return invalid("country", "Country %q is not a lower-case ISO code", c)
-		}
+	if err := validCountries(q.Countries); err != nil {
+		return err
 	}
 	for _, r := range q.Regions {
 		if r == "" || Slug(r) != r {
@@ -211,6 +214,16 @@ func (q Query) Validate() error {
 	}
 	if b := q.Box; b != nil && !b.valid() {
 		return invalid("bbox", "Invalid bbox: use minLon,minLat,maxLon,maxLat with minLon ≤ maxLon and minLat ≤ maxLat")
+	}
+	return nil
+}
+
+// validCountries checks a query's countries: lower-case ISO codes.
+func validCountries(codes []string) error {
+	for _, c := range codes {
+		if len(c) != 2 || c[0] < 'a' || c[0] > 'z' || c[1] < 'a' || c[1] > 'z' {
+			return invalid("country", "Country %q is not a lower-case ISO code", c)
+		}
 	}
 	return nil
 }
@@ -253,8 +266,8 @@ type CityReader interface {
 	ReadBatch(dst []City) ([]City, error)
 }
 
-// Store is a place cities live: it answers prefix queries, describes and
-// replaces datasets. Its methods are all that the Service needs of a store,
+// Store is a place cities live: it answers prefix queries, finds a city by
+// its id and the cities around a point, describes and replaces datasets. Its methods are all that the Service needs of a store,
 // but for one optional capability, typo search (see TypoFinder), so that a
 // decorator that implements them (see storetest.Wrap) keeps every feature
 // of the store it wraps. Implementations are safe for concurrent use, say
@@ -284,6 +297,28 @@ type Store interface {
 	// ErrEmptyDataset (wrapped, see EmptyDatasetError) when the dataset has
 	// never been loaded.
 	Search(ctx context.Context, dst []Found, q Query) ([]Found, error)
+
+	// Lookup returns the city of dataset d whose ID is id (see
+	// DerivedIDBase for the ids of cities that came without one), with
+	// every field as Search gives it. When two cities of d share an id
+	// (a source that repeats one), it returns one of them.
+	//
+	// Errors: ErrNotFound (wrapped) when d has no city of that id, or id
+	// is 0; ErrEmptyDataset (wrapped) when d has never been loaded.
+	Lookup(ctx context.Context, d Dataset, id uint32) (City, error)
+
+	// Nearby appends to dst at most q.Limit cities of q.Dataset with a
+	// location within q.RadiusKm of q.Point that q.Accepts, best first
+	// by the reverse rule (see CityRadiusKm), and returns the extended
+	// slice, as append does; nothing near appends nothing. Stores rank
+	// with Nearest (see FindNear), so that they agree, and bound the work
+	// by where cities are: a lookup looks at the cities of a few dozen
+	// kilometres around the point where they are dense. It writes only
+	// past len(dst), and on error returns dst as it was.
+	//
+	// Errors: ErrInvalidQuery (wrapped) for a query that fails Validate,
+	// ErrEmptyDataset (wrapped) when the dataset has never been loaded.
+	Nearby(ctx context.Context, dst []City, q NearQuery) ([]City, error)
 
 	// Stats describes dataset d as the last finished Load left it.
 	//

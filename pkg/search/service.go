@@ -689,10 +689,7 @@ func (req Request) query() (Query, error) {
 		return q, invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
 	}
 	if list := req.Countries; list != "" {
-		if !utf8.ValidString(list) || len(list) > maxCountryBytes {
-			return q, invalid("country", "Invalid country list")
-		}
-		codes, err := ParseCountries(list)
+		codes, err := parseCountryList(list)
 		if err != nil {
 			return q, err
 		}
@@ -711,6 +708,15 @@ func (req Request) query() (Query, error) {
 		q.Box = b
 	}
 	return q, nil
+}
+
+// parseCountryList checks and reads a request's list of countries (see
+// Request.Countries).
+func parseCountryList(list string) ([]string, error) {
+	if !utf8.ValidString(list) || len(list) > maxCountryBytes {
+		return nil, invalid("country", "Invalid country list")
+	}
+	return ParseCountries(list)
 }
 
 // letters counts the letters and digits of a folded text.

@@ -71,6 +71,7 @@ type errorKind struct {
 var errorTable = []errorKind{
 	{errBadRequest, http.StatusBadRequest, "invalid", ""},
 	{search.ErrInvalidQuery, http.StatusBadRequest, "invalid", ""},
+	{search.ErrNotFound, http.StatusNotFound, "not_found", "No city has this id in this dataset"},
 	{search.ErrEmptyDataset, http.StatusServiceUnavailable, "empty", "This dataset is not available yet"},
 	{breaker.ErrOpen, http.StatusServiceUnavailable, "circuit_open", UnavailableMessage},
 	{search.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", UnavailableMessage},

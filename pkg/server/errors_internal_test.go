@@ -35,6 +35,12 @@ func TestErrorTableRowsAreReached(t *testing.T) {
 		return err
 	}
 	_, _, badLimit := decodeSearch(url.Values{"q": {"par"}, "limit": {"ten"}})
+	paris := memory.New()
+	defer paris.Close()
+	if _, err := paris.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{{ID: 1, Name: "Paris", Slug: "paris", Country: "France"}}}, search.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, noSuchCity := search.NewService(paris).Lookup(t.Context(), search.LookupRequest{ID: "2"})
 
 	reached := make([]bool, len(errorTable))
 	for _, tc := range []struct {
@@ -47,6 +53,7 @@ func TestErrorTableRowsAreReached(t *testing.T) {
 		{"a query too short", find(t.Context(), empty, search.Request{Text: "pa"}), 400, "Enter at least 3 letters"},
 		{"an unknown dataset is an invalid query", find(t.Context(), empty, search.Request{Dataset: "huge", Text: "par"}), 400,
 			`Unknown dataset "huge": use small or large`},
+		{"an id that no city has", noSuchCity, 404, "No city has this id in this dataset"},
 		{"a dataset never imported", find(t.Context(), empty, search.Request{Text: "par"}), 503, "This dataset is not available yet"},
 		{"a store behind an open circuit breaker", find(t.Context(), tripped, search.Request{Text: "par"}), 503, UnavailableMessage},
 		{"a store that is down", find(t.Context(), closed, search.Request{Text: "par"}), 503, UnavailableMessage},

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"golang.org/x/text/language"
 )
 
 // Option configures the handler that New builds.
@@ -26,8 +27,9 @@ func WithLogger(logger *slog.Logger) Option {
 	return func(o *options) { o.logger = logger }
 }
 
-// WithSearchMiddleware wraps the /search route, and only that route, in mw
-// (typically the rate limiter). A nil mw leaves /search unwrapped.
+// WithSearchMiddleware wraps the /search and /reverse routes, and only
+// them, in mw (typically the rate limiter). A nil mw leaves them
+// unwrapped.
 func WithSearchMiddleware(mw func(http.Handler) http.Handler) Option {
 	return func(o *options) { o.searchMiddleware = mw }
 }
@@ -50,8 +52,17 @@ type handler struct {
 //
 //	GET /search?q=…&dataset=small|large&limit=N&country=…&fuzzy=true|false&lang=…
 //
-// answers a JSON array of cities (names in the languages of lang, or of
-// Accept-Language without it), and every error a JSON object
+// answers a JSON array of cities;
+//
+//	GET /cities/{id}?dataset=small|large
+//
+// the city of that id; and
+//
+//	GET /reverse?lat=…&lon=…&dataset=…&limit=N&country=…&radius_km=…
+//
+// the cities around a point, best first (see search.Service.Reverse). Each
+// names its cities in the languages of lang, or of Accept-Language without
+// it; every error is a JSON object
 // {"message": "..."} with a status chosen by one table (see errorTable).
 // It also answers GET /healthz, GET /readyz (see WithReadiness), OPTIONS
 // /search (see WithCORS) and, with WithMetrics, GET /metrics; every answer
@@ -97,6 +108,12 @@ func (h *handler) routes(searchMiddleware func(http.Handler) http.Handler, page 
 	mux.Handle(searchPattern, h.searchHeaders(h.search(searchMiddleware)))        // GET also answers HEAD
 	mux.Handle("OPTIONS /search", h.searchHeaders(http.HandlerFunc(h.preflight))) // CORS, not rate limited
 	mux.Handle("/search", h.methodNotAllowed(searchMethods))
+	mux.Handle("GET /cities/{id}", h.searchHeaders(http.HandlerFunc(h.city)))
+	mux.Handle("OPTIONS /cities/{id}", h.searchHeaders(http.HandlerFunc(h.preflight)))
+	mux.Handle("/cities/{id}", h.methodNotAllowed(searchMethods))
+	mux.Handle("GET /reverse", h.searchHeaders(h.reverse(searchMiddleware)))
+	mux.Handle("OPTIONS /reverse", h.searchHeaders(http.HandlerFunc(h.preflight)))
+	mux.Handle("/reverse", h.methodNotAllowed(searchMethods))
 	h.opsRoutes(mux)
 
 	if page != nil {
@@ -136,28 +153,18 @@ func params(r *http.Request) url.Values {
 // find decodes a search, answers it and encodes the answer.
 func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 	req, asGeoJSON, err := decodeSearch(params(r))
-	var byHeader bool
-	if err == nil {
-		req.Languages, byHeader, err = decodeLanguages(r)
-	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.service.Find(r.Context(), req)
-	if err != nil {
-		h.ops.storeFailed(req.Dataset, err)
-		h.fail(w, r, err)
-		return
-	}
-	h.ops.searchSucceeded(w.Header())
-	setSearchComplete(w.Header(), res.Complete)
-	h.ops.languageSucceeded(w.Header(), byHeader)
-	if asGeoJSON {
-		h.writeJSON(w, http.StatusOK, geoJSON(res.Hits))
-		return
-	}
-	h.writeJSON(w, http.StatusOK, res.Hits)
+	h.answer(w, r, req.Dataset, listForm(asGeoJSON), func(langs []language.Tag) ([]search.Hit, error) {
+		req.Languages = langs
+		res, err := h.service.Find(r.Context(), req)
+		if err == nil {
+			setSearchComplete(w.Header(), res.Complete)
+		}
+		return res.Hits, err
+	})
 }
 
 // geoJSON is an answer to encode as a GeoJSON FeatureCollection.
@@ -174,14 +181,20 @@ func decodeSearch(params url.Values) (req search.Request, geoJSON bool, err erro
 	if err := decodeLocation(params, &req); err != nil {
 		return req, false, err
 	}
+	geoJSON, err = decodeFormat(params)
+	return req, geoJSON, err
+}
+
+// decodeFormat reads whether the answer is wanted as GeoJSON.
+func decodeFormat(params url.Values) (geoJSON bool, err error) {
 	switch f := params.Get("format"); f {
 	case "", "json":
+		return false, nil
 	case "geojson":
-		geoJSON = true
+		return true, nil
 	default:
-		return req, false, badRequest(fmt.Sprintf("Invalid format %q: use json or geojson", f))
+		return false, badRequest(fmt.Sprintf("Invalid format %q: use json or geojson", f))
 	}
-	return req, geoJSON, nil
 }
 
 // decodeQuery reads the parameters of what to look for.

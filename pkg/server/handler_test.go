@@ -97,6 +97,30 @@ func (f fakeStore) Stats(ctx context.Context, d search.Dataset) (search.DatasetS
 	return search.DatasetStats{Cities: 1}, nil
 }
 
+// Lookup finds the first city that the function gives for a search of
+// "a" with that id.
+func (f fakeStore) Lookup(ctx context.Context, d search.Dataset, id uint32) (search.City, error) {
+	cities, err := f(ctx, search.Query{Dataset: d, Prefix: "a", Limit: search.MaxLimit})
+	if err != nil {
+		return search.City{}, err
+	}
+	for _, c := range cities {
+		if c.ID == id {
+			return c, nil
+		}
+	}
+	return search.City{}, search.ErrNotFound
+}
+
+// Nearby gives what the function gives for a search of "a", as it is.
+func (f fakeStore) Nearby(ctx context.Context, dst []search.City, q search.NearQuery) ([]search.City, error) {
+	cities, err := f(ctx, search.Query{Dataset: q.Dataset, Prefix: "a", Limit: q.Limit, Countries: q.Countries})
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, cities...), nil
+}
+
 func (fakeStore) Load(context.Context, search.Dataset, search.CityReader, search.LoadOptions) (search.LoadStats, error) {
 	return search.LoadStats{}, errors.New("the fake store loads nothing")
 }
@@ -404,6 +428,8 @@ func TestSearchMiddlewareWrapsOnlySearch(t *testing.T) {
 		{"other method on search", http.MethodPost, "/search?q=ist", http.StatusMethodNotAllowed, ""},
 		{"unknown route", http.MethodGet, "/health", http.StatusNotFound, ""},
 		{"path under search", http.MethodGet, "/search/x?q=ist", http.StatusNotFound, ""},
+		{"reverse, limited like search", http.MethodGet, "/reverse?lat=48.85&lon=2.35", http.StatusOK, "yes"},
+		{"city by id", http.MethodGet, "/cities/555980", http.StatusOK, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,9 +111,13 @@ func (b *jsonBuffer) encode(v any) ([]byte, error) {
 		search.Label(hits)
 		b.list = search.AppendGeoJSON(b.list[:0], hits)
 		return b.list, nil
-	case search.Hit: // one city, as by its id
-		hits.Label = search.Labels([]search.Hit{hits})[0]
-		return hits.MarshalJSON()
+	case oneHit: // the list's one element: the same bytes as in a list
+		if len(hits) != 1 {
+			return nil, fmt.Errorf("encode %d hits as one", len(hits))
+		}
+		search.Label(hits)
+		b.list = search.AppendJSON(b.list[:0], hits)
+		return b.list[1 : len(b.list)-1], nil
 	}
 	b.buf.Reset()
 	if err := b.enc.Encode(v); err != nil {

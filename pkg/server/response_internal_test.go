@@ -26,7 +26,7 @@ func TestEncodeLabelsHits(t *testing.T) {
 		{"GeoJSON", geoJSON(springfields()[:1]),
 			`{"type":"FeatureCollection","features":[{"type":"Feature","geometry":null,"properties":` +
 				`{"name":"Springfield","label":"Springfield","slug":"springfield","country":"United States","subcountry":"Illinois"}}]}`},
-		{"one city", springfields()[1],
+		{"one city", oneHit(springfields()[1:]),
 			`{"name":"Springfield","label":"Springfield","slug":"springfield","country":"United States","subcountry":"Missouri"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -50,6 +50,19 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if r.rssKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
 		return err
 	}
+	var cities, reverse []string
+	for _, id := range r.lookup.places.ids {
+		cities = append(cities, base+"/cities/"+id+"?dataset=large")
+	}
+	for _, p := range r.lookup.places.points {
+		reverse = append(reverse, fmt.Sprintf("%s/reverse?dataset=large&lat=%g&lon=%g", base, p.Lat, p.Lon))
+	}
+	load(cities, conns, time.Second) // warm up, and build the indexes
+	r.httpCity = load(cities, conns, duration)
+	r.httpReverse = load(reverse, conns, duration)
+	if r.placesRSSKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
+		return err
+	}
 	benchenv.Stop(serve, 10*time.Second)
 
 	bodyFile := filepath.Join(os.TempDir(), "cityfinder-bench-body.json")

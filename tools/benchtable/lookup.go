@@ -165,6 +165,7 @@ type lookupResult struct {
 	appendMedian, appendP99           time.Duration // into a reused slice
 	typoOne, typoTwo                  typoResult
 	finds                             findResults // Service.Find: plain, biased, boxed, qualified
+	places                            placesResult
 }
 
 // typoResult times lookups of misspelled queries with typo matching on.
@@ -232,6 +233,9 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		*t.res = typoResult{median: percentile(times, 50), p99: percentile(times, 99), queries: len(t.queries)}
 	}
 	if res.finds, err = measureFinds(ctx, svc, all); err != nil {
+		return lookupResult{}, err
+	}
+	if res.places, err = measurePlaces(ctx, svc, set.sampled); err != nil {
 		return lookupResult{}, err
 	}
 	runtime.KeepAlive(sink) // the results were used

@@ -56,6 +56,8 @@ type report struct {
 	lookup                 lookupResult
 	httpDefault, httpExact loadResult // /search with typo matching on and off
 	httpBare               loadResult
+	httpCity, httpReverse  loadResult // /cities/{id} and /reverse (issue 21)
+	placesRSSKB            int64      // serve's RSS after them
 	rssKB                  int64
 	snapshotBytes          int64
 	startup                time.Duration

@@ -57,8 +57,34 @@ func printReport(w io.Writer, r *report, conns int) {
 		r.lookupAllocs.light.AllocsPerOp() <= r.lookupAllocs.heavy.AllocsPerOp())
 	row(w, "6", "allocations: /search handler (san / zuri)", allocs(r.handlerAllocs.heavy)+" / "+allocs(r.handlerAllocs.light), "", "", "", true)
 	printFinds(w, l)
+	printPlaces(w, r, conns)
 	printEnriched(w, r)
 	printMongo(w, r)
+}
+
+// printPlaces prints issue 21's rows: a city by its id and the cities
+// around a point, in process beside the top-10 lookup of the same run,
+// over HTTP beside /search with defaults, and serve's RSS once they were
+// asked (their indexes are built by the first of them).
+func printPlaces(w io.Writer, r *report, conns int) {
+	l := r.lookup
+	p, exact := l.places, "top-10 lookup: "+us(l.median)+" / "+us(l.p99)
+	row(w, "9", fmt.Sprintf("/cities/{id}: Service.Lookup, median / p99 of %d ids", len(p.ids)), us(p.lookupMedian)+" / "+us(p.lookupP99), exact,
+		ratio(p.lookupMedian, l.median)+" / "+ratio(p.lookupP99, l.p99), "p99 ≤ 1 ms", p.lookupP99 <= time.Millisecond)
+	row(w, "9", fmt.Sprintf("/reverse: Service.Reverse, limit 10, median / p99 / slowest of %d points (half in cities, half anywhere)", len(p.points)),
+		us(p.reverseMedian)+" / "+us(p.reverseP99)+" / "+us(p.reverseMax), exact,
+		ratio(p.reverseMedian, l.median)+" / "+ratio(p.reverseP99, l.p99), "p99 ≤ 1 ms", p.reverseP99 <= time.Millisecond)
+	d := r.httpDefault
+	for _, h := range []struct {
+		what string
+		res  loadResult
+	}{{"/cities/{id}", r.httpCity}, {"/reverse (limit 10)", r.httpReverse}} {
+		row(w, "9", fmt.Sprintf("HTTP %s, requests/s at %d connections / p50 / p99", h.what, conns),
+			fmt.Sprintf("%.0f (%d failed) / %s / %s", h.res.rps, h.res.failures, us(h.res.p50), us(h.res.p99)),
+			fmt.Sprintf("/search with defaults: %.0f / %s / %s", d.rps, us(d.p50), us(d.p99)), fmt.Sprintf("%.0f%%", 100*h.res.rps/d.rps), "", true)
+	}
+	row(w, "9", "serve RSS once /cities/{id} and /reverse were asked (their indexes built)", rss(r.placesRSSKB), "after /search only: "+rss(r.rssKB),
+		fmt.Sprintf("+%s", rss(r.placesRSSKB-r.rssKB)), "", true)
 }
 
 // printFinds prints issue 14's rows: Service.Find with a point, a box or

@@ -3,6 +3,7 @@ package embedded
 import (
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -44,10 +45,17 @@ type snapshot struct {
 	// city has any).
 	localNames []search.LocalName
 	localAt    map[uint32]uint64
-	listCap    int
-	scanLimit  int
-	imported   time.Time
-	source     search.Source
+	// ids and grids index the city records by id and by location (see
+	// indexPlaces), once placesReady is closed; placesOnce starts their
+	// build.
+	placesOnce  sync.Once
+	placesReady chan struct{}
+	ids         *search.IDIndex
+	grids       [2]*search.Grid // the located cities that are not search.Wide, and those that are
+	listCap     int
+	scanLimit   int
+	imported    time.Time
+	source      search.Source
 }
 
 // stats describes the dataset the snapshot holds.

@@ -26,6 +26,8 @@ type dataset struct {
 	cities []search.City
 	keys   []key // every key of every city, sorted by slug
 	whole  []key // the keys of whole names, for the trie walk
+	ids    *search.IDIndex
+	grids  [2]*search.Grid // the located cities that are not search.Wide, and those that are
 	stats  search.DatasetStats
 }
 
@@ -111,6 +113,53 @@ func (s *Store) Search(ctx context.Context, dst []search.Found, q search.Query) 
 	return append(dst, found[:min(len(found), q.Limit)]...), nil
 }
 
+// Lookup implements search.Store.
+func (s *Store) Lookup(ctx context.Context, d search.Dataset, id uint32) (search.City, error) {
+	if _, err := search.ParseDataset(string(d)); err != nil {
+		return search.City{}, err
+	}
+	ds, err := s.get(ctx, d)
+	if err != nil {
+		return search.City{}, err
+	}
+	i, ok := ds.ids.Find(id)
+	if !ok {
+		return search.City{}, fmt.Errorf("city %d of %s: %w", id, d, search.ErrNotFound)
+	}
+	return ds.cities[i], nil
+}
+
+// Nearby implements search.Store by scanning the cells of its grid
+// around the point.
+func (s *Store) Nearby(ctx context.Context, dst []search.City, q search.NearQuery) ([]search.City, error) {
+	if err := q.Validate(); err != nil {
+		return dst, err
+	}
+	ds, err := s.get(ctx, q.Dataset)
+	if err != nil {
+		return dst, err
+	}
+	best, _ := search.FindNear(q, func(n *search.Nearest, boxes []search.Box, wide bool) error {
+		grid := ds.grids[0]
+		if wide {
+			grid = ds.grids[1]
+		}
+		for _, b := range boxes {
+			grid.Visit(b, func(i uint32) bool {
+				if c := &ds.cities[i]; q.Accepts(c) {
+					n.Offer(search.PlaceOf(i, c))
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	for _, p := range best {
+		dst = append(dst, ds.cities[p.Item])
+	}
+	return dst, nil
+}
+
 // FindTypos implements search.TypoFinder by walking the trie of the keys
 // of whole names (see search.WalkTypos).
 func (s *Store) FindTypos(ctx context.Context, q search.Query, maxEdits int) ([]search.Typo, error) {
@@ -173,6 +222,14 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			whole = append(whole, k)
 		}
 	}
+	ids := search.NewIDIndex(len(cities), func(i uint32) uint32 { return cities[i].ID })
+	grids := [2]*search.Grid{}
+	for k, wide := range []bool{false, true} {
+		grids[k] = search.NewGrid(len(cities), func(i uint32) (float64, float64, bool) {
+			c := &cities[i]
+			return c.Lat, c.Lon, c.HasLocation && search.Wide(c.Population) == wide
+		})
+	}
 	opts.Enter(search.PhaseSwapping)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,7 +245,7 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, fmt.Errorf("load %s: %w", d, err)
 		}
 	}
-	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, stats: search.DatasetStats{
+	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, ids: ids, grids: grids, stats: search.DatasetStats{
 		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
 	}}
 	return stats, nil

@@ -18,7 +18,7 @@ const PrefixLen = 5
 
 // schemaVersion is the version of the documents' layout; a dataset written
 // with another version must be imported again.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Index names.
 const (
@@ -121,7 +121,10 @@ func newCityDoc(c *search.City, gen bson.ObjectID) cityDoc {
 		AltNames:    c.AltNames,
 	}
 	if c.HasLocation {
-		d.Lat, d.Lon = &c.Lat, &c.Lon
+		// Copies: the document outlives the reader's batch that c is in
+		// (see settleDuplicates), whose memory the next batch reuses.
+		lat, lon := c.Lat, c.Lon
+		d.Lat, d.Lon = &lat, &lon
 	}
 	for _, n := range c.LocalNames {
 		d.LocalNames = append(d.LocalNames, localNameDoc{Lang: n.Lang, Name: n.Name, Former: n.Former})

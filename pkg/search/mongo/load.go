@@ -276,6 +276,14 @@ func (s *Store) finish(ctx context.Context, staging *mongo.Collection, d search.
 			Keys:    bson.D{{Key: "keys", Value: 1}, {Key: "population", Value: -1}},
 			Options: options.Index().SetName(indexAltSlug),
 		},
+		{
+			Keys:    bson.D{{Key: "id", Value: 1}},
+			Options: options.Index().SetName(indexID),
+		},
+		{
+			Keys:    bson.D{{Key: "lat", Value: 1}, {Key: "lon", Value: 1}},
+			Options: options.Index().SetName(indexLocation),
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("create indexes: %w", err)

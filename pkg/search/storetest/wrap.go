@@ -10,8 +10,8 @@ import (
 
 // Call is a call of a store's method, as a store made by Wrap sees it.
 type Call struct {
-	// Method is the method's name: "Search", "FindTypos", "Stats", "Load"
-	// or "Close".
+	// Method is the method's name: "Search", "Lookup", "Nearby",
+	// "FindTypos", "Stats", "Load" or "Close".
 	Method string
 	// Dataset is the dataset the call is about; "" for Close.
 	Dataset search.Dataset
@@ -19,6 +19,10 @@ type Call struct {
 	Query search.Query
 	// MaxEdits is FindTypos's.
 	MaxEdits int
+	// ID is Lookup's.
+	ID uint32
+	// Near is the query of Nearby.
+	Near search.NearQuery
 }
 
 // Wrap returns a decorator around s: a store that tells before of each
@@ -56,6 +60,20 @@ func (w *wrapper) Search(ctx context.Context, dst []search.Found, q search.Query
 		return dst, err
 	}
 	return w.store.Search(ctx, dst, q)
+}
+
+func (w *wrapper) Lookup(ctx context.Context, d search.Dataset, id uint32) (search.City, error) {
+	if err := w.ask(ctx, Call{Method: "Lookup", Dataset: d, ID: id}); err != nil {
+		return search.City{}, err
+	}
+	return w.store.Lookup(ctx, d, id)
+}
+
+func (w *wrapper) Nearby(ctx context.Context, dst []search.City, q search.NearQuery) ([]search.City, error) {
+	if err := w.ask(ctx, Call{Method: "Nearby", Dataset: q.Dataset, Near: q}); err != nil {
+		return dst, err
+	}
+	return w.store.Nearby(ctx, dst, q)
 }
 
 func (w *wrapper) Stats(ctx context.Context, d search.Dataset) (search.DatasetStats, error) {
@@ -101,7 +119,7 @@ func (w *typoWrapper) FindTypos(ctx context.Context, q search.Query, maxEdits in
 func RunWrapped(t *testing.T, open Opener, opts ...Option) {
 	t.Helper()
 	calls := map[string]*atomic.Int64{} // by method; read only once made
-	for _, m := range []string{"Search", "Stats", "Load", "Close", "FindTypos"} {
+	for _, m := range []string{"Search", "Lookup", "Nearby", "Stats", "Load", "Close", "FindTypos"} {
 		calls[m] = new(atomic.Int64)
 	}
 	var findsTypos atomic.Bool

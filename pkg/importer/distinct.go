@@ -1,0 +1,161 @@
+package importer
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+
+	"github.com/cityfinder/cityfinder/pkg/search"
+)
+
+// distinctReader passes on the cities of another reader less the
+// duplicates that the store would drop, as they arrive, so that an import
+// holds about one city per distinct search.Key rather than one per row: a
+// file of one row repeated a hundred million times costs one city.
+//
+// Of the cities with one Key, every store keeps the first in
+// search.BySlug's order (see search.KeepFirst). A city is passed on when
+// it is the first of its Key or ranks strictly before the best one passed
+// on so far; any other is one that the store would drop, behind a city it
+// already has. The store thus receives the city it would have kept, before
+// every other of its Key that it receives, and keeps it: the same dataset,
+// byte for byte, whatever the store does with ties. Only a file whose
+// duplicates each outrank the last still costs a city a row (bounded by
+// Request.MaxRows).
+type distinctReader struct {
+	r     search.CityReader
+	keys  keyTable
+	drops int
+}
+
+// Dropped is how many cities the reader dropped as duplicates.
+func (d *distinctReader) Dropped() int { return d.drops }
+
+// ReadBatch appends the next cities of the reader that are not duplicates
+// to dst (see search.CityReader).
+func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
+	n := len(dst)
+	for len(dst) == n {
+		all, err := d.r.ReadBatch(dst)
+		if err != nil {
+			d.keys = keyTable{} // the store builds next: let the keys go first
+			return dst, err
+		}
+		kept := all[:n]
+		for i := n; i < len(all); i++ {
+			if d.keys.better(&all[i]) {
+				kept = append(kept, all[i])
+			} else {
+				d.drops++
+			}
+		}
+		clear(all[len(kept):]) // let the dropped cities go
+		dst = kept
+	}
+	return dst, nil
+}
+
+// keyTable remembers, for each search.Key met, what search.BySlug looks at
+// in the best city of that Key passed on so far: its name, population and
+// id. The keys are packed in large byte blocks and the rest of a Key (its
+// country and region) is numbered once, as an area, so that a distinct city
+// costs some 80 bytes and nothing the garbage collector has to scan.
+type keyTable struct {
+	// withID makes a city's id part of its Key: for cities whose region is
+	// yet to be named, by their id among others (see geonamesRegions).
+	withID  bool
+	heads   map[uint64]int32 // the last entry of a hash
+	entries []keyEntry
+	blocks  [][]byte
+	areas   []keyArea
+	areaOf  map[keyArea]uint32
+}
+
+// keyArea is the part of a search.Key besides its slug.
+type keyArea struct{ countryCode, country, subcountry, region string }
+
+// keyEntry is one Key: its slug and the name of its best city, each after
+// its length as a uvarint, at blocks[block][off:], and what else BySlug
+// compares.
+type keyEntry struct {
+	next       int32 // the previous entry of the same hash, or -1
+	area       uint32
+	block, off uint32
+	id         uint32
+	population int64
+}
+
+// keyBlock is the size of a block of keys; a longer key gets a block of
+// its own.
+const keyBlock = 1 << 20
+
+var keySeed = maphash.MakeSeed()
+
+// better reports whether c is the first city of its Key, or ranks strictly
+// before the best one of its Key so far (see search.BySlug), and then
+// remembers it as the best.
+func (t *keyTable) better(c *search.City) bool {
+	if t.heads == nil {
+		t.heads = make(map[uint64]int32)
+		t.areaOf = make(map[keyArea]uint32)
+	}
+	ka := keyArea{c.CountryCode, c.Country, c.Subcountry, c.Region}
+	area, ok := t.areaOf[ka]
+	if !ok {
+		area = uint32(len(t.areas))
+		t.areas = append(t.areas, ka)
+		t.areaOf[ka] = area
+	}
+	h := maphash.String(keySeed, c.Slug) ^ (uint64(area)+1)*0x9e3779b97f4a7c15
+	if t.withID {
+		h ^= (uint64(c.ID) + 1) * 0xc2b2ae3d27d4eb4f
+	}
+	head, ok := t.heads[h]
+	if !ok {
+		head = -1
+	}
+	for i := head; i >= 0; i = t.entries[i].next {
+		e := &t.entries[i]
+		slug, name := t.text(e)
+		if e.area != area || string(slug) != c.Slug || t.withID && e.id != c.ID {
+			continue
+		}
+		best := *c // the same Key: only the name, population and id differ
+		best.Population, best.ID = e.population, e.id
+		if string(name) != c.Name {
+			best.Name = string(name)
+		}
+		if search.BySlug(c, &best) >= 0 {
+			return false
+		}
+		e.population, e.id = c.Population, c.ID
+		if string(name) != c.Name {
+			t.write(e, c)
+		}
+		return true
+	}
+	t.entries = append(t.entries, keyEntry{next: head, area: area, population: c.Population, id: c.ID})
+	t.heads[h] = int32(len(t.entries) - 1)
+	t.write(&t.entries[len(t.entries)-1], c)
+	return true
+}
+
+// write stores the slug and name of c as those of entry e.
+func (t *keyTable) write(e *keyEntry, c *search.City) {
+	size := 2*binary.MaxVarintLen32 + len(c.Slug) + len(c.Name)
+	if len(t.blocks) == 0 || len(t.blocks[len(t.blocks)-1])+size > cap(t.blocks[len(t.blocks)-1]) {
+		t.blocks = append(t.blocks, make([]byte, 0, max(keyBlock, size)))
+	}
+	b := &t.blocks[len(t.blocks)-1]
+	e.block, e.off = uint32(len(t.blocks)-1), uint32(len(*b))
+	*b = append(binary.AppendUvarint(*b, uint64(len(c.Slug))), c.Slug...)
+	*b = append(binary.AppendUvarint(*b, uint64(len(c.Name))), c.Name...)
+}
+
+// text returns the slug and name that entry e holds.
+func (t *keyTable) text(e *keyEntry) (slug, name []byte) {
+	b := t.blocks[e.block][e.off:]
+	n, k := binary.Uvarint(b)
+	slug, b = b[k:k+int(n)], b[k+int(n):]
+	n, k = binary.Uvarint(b)
+	return slug, b[k : k+int(n)]
+}
