@@ -138,6 +138,7 @@ func TestFlagsOnlyWhereUsed(t *testing.T) {
 		{"query", []string{"--dataset", "--limit", "--data-dir", "--mongo-query-timeout"}, []string{"--mongo-batch-size", "--window", "--file", "--addr"}},
 		{"serve", []string{"--window", "--data-dir", "--mongo-query-timeout"}, []string{"--mongo-batch-size", "--dataset", "--file", "--limit"}},
 		{"import", []string{"--file", "--dataset", "--mongo-batch-size", "--data-dir"}, []string{"--window", "--addr", "--limit"}},
+		{"healthcheck", []string{"--addr", "--ready", "--probe-timeout", "--config"}, []string{"--data-dir", "--window", "--mongo-uri", "--log-level"}},
 		{"version", nil, []string{"--data-dir", "--config", "--log-level"}},
 		{"completion", nil, []string{"--data-dir", "--config", "--log-level"}},
 	} {

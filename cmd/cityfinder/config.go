@@ -92,6 +92,9 @@ type settingValues struct {
 		Timeout        time.Duration `mapstructure:"timeout"`
 		MaxBytes       int           `mapstructure:"max_bytes"`
 	} `mapstructure:"download"`
+	Healthcheck struct {
+		Timeout time.Duration `mapstructure:"timeout"`
+	} `mapstructure:"healthcheck"`
 }
 
 // loadConfig builds the run's configuration: for each setting, the flag
@@ -446,6 +449,7 @@ func (c *config) validate() []error {
 	errs = append(errs, validateServer(c)...)
 	errs = append(errs, validateMongo(c)...)
 	errs = append(errs, validateLifecycle(c)...)
+	errs = append(errs, durationErrors(false, settingDuration{settingHealthcheckTimeout, c.Healthcheck.Timeout})...)
 	errs = append(errs, validateDownload(c)...)
 	errs = append(errs, validateImport(c)...)
 	return errs

@@ -14,6 +14,7 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
 	"github.com/cityfinder/cityfinder/pkg/server"
+	"github.com/cityfinder/cityfinder/pkg/server/openapitest"
 )
 
 // example is one command of the README with the output it shows.
@@ -65,7 +66,13 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ts := httptest.NewServer(server.New(search.NewService(store), server.WithDemoPage(server.PageConfig{})))
+	// Every answer an example gets must also hold to docs/openapi.json.
+	doc, err := openapitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := server.New(search.NewService(store), server.WithDemoPage(server.PageConfig{}))
+	ts := httptest.NewServer(doc.Handler(api, func(err error) { t.Errorf("%v", err) }))
 	defer ts.Close()
 
 	examples := readmeExamples(t)

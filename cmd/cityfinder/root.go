@@ -51,7 +51,7 @@ Settings come from flags, then CITYFINDER_* environment variables, then the
 	// Only these commands take settings: version, help and completion list
 	// none of them.
 	root.AddCommand(newImportCmd(a), newQueryCmd(a), newServeCmd(a))
-	root.AddCommand(newShowCmd(a), newNearestCmd(a))
+	root.AddCommand(newShowCmd(a), newNearestCmd(a), newHealthcheckCmd(a))
 	root.AddCommand(newVersionCmd())
 	registerCompletions(root)
 	return root

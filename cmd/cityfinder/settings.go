@@ -116,6 +116,7 @@ const (
 	cmdImport commandSet = 1 << iota
 	cmdQuery
 	cmdServe
+	cmdHealthcheck
 	everyCommand = cmdImport | cmdQuery | cmdServe
 )
 
@@ -125,7 +126,7 @@ func (c commandSet) names() []string {
 	for _, n := range []struct {
 		cmd  commandSet
 		name string
-	}{{cmdImport, "import"}, {cmdQuery, "query"}, {cmdServe, "serve"}} {
+	}{{cmdImport, "import"}, {cmdQuery, "query"}, {cmdServe, "serve"}, {cmdHealthcheck, "healthcheck"}} {
 		if c&n.cmd != 0 {
 			names = append(names, n.name)
 		}
@@ -135,7 +136,7 @@ func (c commandSet) names() []string {
 
 // The rows of the settings table, in the order of configs/cityfinder.yaml.
 var (
-	settingConfig = &setting{key: "", flag: "config", env: "CITYFINDER_CONFIG", kind: textKind, def: "", commands: everyCommand,
+	settingConfig = &setting{key: "", flag: "config", env: "CITYFINDER_CONFIG", kind: textKind, def: "", commands: everyCommand | cmdHealthcheck,
 		doc: "YAML config file (see configs/cityfinder.yaml)", form: "the path of a YAML file"}
 	settingDataDir = &setting{key: "data_dir", flag: "data-dir", env: "CITYFINDER_DATA_DIR", kind: textKind, def: "./data", commands: everyCommand,
 		doc: "directory of the embedded store", form: "the path of a directory"}
@@ -177,8 +178,9 @@ var (
 		doc: "log level: debug, info, warn or error", form: "debug, info, warn or error",
 		note: "Logs are text on a terminal and JSON otherwise."}
 
-	settingAddr = &setting{key: "server.addr", flag: "addr", env: "CITYFINDER_ADDR", kind: textKind, def: "127.0.0.1:8080", commands: cmdServe,
-		doc: "address to listen on", form: "a host and port such as 127.0.0.1:8080 or :8080"}
+	settingAddr = &setting{key: "server.addr", flag: "addr", env: "CITYFINDER_ADDR", kind: textKind, def: "127.0.0.1:8080", commands: cmdServe | cmdHealthcheck,
+		doc: "address to listen on", form: "a host and port such as 127.0.0.1:8080 or :8080",
+		note: "healthcheck asks serve there, on the loopback when the host is empty, 0.0.0.0 or ::."}
 	settingReadHeaderTimeout = &setting{key: "server.read_header_timeout", flag: "read-header-timeout", env: "CITYFINDER_READ_HEADER_TIMEOUT", kind: durationKind,
 		def: server.DefaultLimits().ReadHeaderTimeout, commands: cmdServe, doc: "longest time to read a request's headers",
 		note: "This and the server's other timeouts must be positive: 0 would mean none."}
@@ -324,6 +326,11 @@ var (
 	settingDownloadMaxBytes = &setting{key: "download.max_bytes", flag: "download-max-bytes", env: "CITYFINDER_DOWNLOAD_MAX_BYTES",
 		kind: intKind, def: importer.DefaultMaxDownloadBytes, commands: cmdImport, doc: "largest file a download may bring, in bytes",
 		form: "a whole number, at least 1", note: "A larger file, or an endless one, fails the import before the disk is full; the default (4 GiB) takes allCountries.zip (about 400 MB) with room to spare."}
+
+	settingHealthcheckTimeout = &setting{key: "healthcheck.timeout", flag: "probe-timeout", env: "CITYFINDER_PROBE_TIMEOUT",
+		kind: durationKind, def: defaultHealthcheckTimeout, commands: cmdHealthcheck,
+		doc:  "longest wait for serve's answer to healthcheck",
+		note: "It is more than the 800 ms that /readyz gives its checks; give HEALTHCHECK or an exec probe a longer timeout than this."}
 )
 
 // settings is the table: every setting, in the order of the config file.
@@ -340,6 +347,7 @@ var settings = []*setting{
 	settingMongoMode, settingMongoPollInterval,
 	settingDownloadConnectTimeout, settingDownloadTLSTimeout, settingDownloadHeaderTimeout, settingDownloadIdleTimeout,
 	settingDownloadTimeout, settingDownloadMaxBytes,
+	settingHealthcheckTimeout,
 }
 
 // addSettingFlags defines on fs the flag of every setting that cmd takes,

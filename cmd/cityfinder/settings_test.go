@@ -159,6 +159,7 @@ var badSettings = map[*setting][]badSetting{
 	settingDownloadTimeout:        {{value: "an hour"}, {value: "-1h"}},
 	settingDownloadMaxBytes:       {{value: "4GiB"}, {value: "0"}},
 	settingMaxRows:                {{value: "lots"}, {value: "0"}},
+	settingHealthcheckTimeout:     {{value: "soon"}, {value: "0s"}},
 }
 
 // anyText are the settings that accept every text, and why.

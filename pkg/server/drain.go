@@ -18,6 +18,7 @@ const readyzPath = "/readyz"
 // drainAware wraps the handler: while the server drains it answers
 // readiness probes with 503 and asks clients to close their connections.
 func (s *Server) drainAware(h http.Handler) http.Handler {
+	notReady := observed(http.HandlerFunc(answerDraining))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.draining.Load() {
 			h.ServeHTTP(w, r)
@@ -28,13 +29,18 @@ func (s *Server) drainAware(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		w.Header()["Cache-Control"] = noStore
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		if r.Method == http.MethodGet {
-			_, _ = w.Write([]byte(`{"status":"draining"}`))
-		}
+		notReady.ServeHTTP(w, r)
 	})
+}
+
+// answerDraining answers a readiness probe while the server drains.
+func answerDraining(w http.ResponseWriter, r *http.Request) {
+	w.Header()["Cache-Control"] = noStore
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write([]byte(`{"status":"draining"}`))
+	}
 }
 
 // drainQuiet is how long the listener must have had no new connection, with

@@ -66,7 +66,8 @@ type handler struct {
 // {"message": "..."} with a status chosen by one table (see errorTable).
 // It also answers GET /healthz, GET /readyz (see WithReadiness), OPTIONS
 // /search (see WithCORS) and, with WithMetrics, GET /metrics; every answer
-// carries X-Request-Id. New panics if service is nil.
+// carries X-Request-Id. GET /openapi.json answers the document of all of
+// it (docs.OpenAPI). New panics if service is nil.
 func New(service *search.Service, opts ...Option) http.Handler {
 	if service == nil {
 		panic("server.New: nil service")
@@ -81,7 +82,20 @@ func New(service *search.Service, opts ...Option) http.Handler {
 	}
 	h := &handler{service: service, logger: slog.New(LogRequestIDs(logger.Handler())).With("component", "server")}
 	h.ops = newOps(o.ops, h.logger)
-	return h.accessLog(h.routes(o.searchMiddleware, o.page))
+	return observed(h.accessLog(h.routes(o.searchMiddleware, o.page)))
+}
+
+// observeAnswers, when set, wraps the handler that New returns and the
+// answers that a draining Server gives itself: the package's tests set it
+// to hold every answer they see to the OpenAPI document (docs.OpenAPI).
+// It is nil outside tests.
+var observeAnswers func(http.Handler) http.Handler
+
+func observed(h http.Handler) http.Handler {
+	if observeAnswers == nil {
+		return h
+	}
+	return observeAnswers(h)
 }
 
 // routes builds the mux. Every path is registered twice: with its methods,

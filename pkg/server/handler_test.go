@@ -447,7 +447,7 @@ func TestSearchMiddlewareWrapsOnlySearch(t *testing.T) {
 func TestSearchMiddlewareCanReject(t *testing.T) {
 	reject := func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "slow down", http.StatusTooManyRequests)
+			answerTooMany(w)
 		})
 	}
 	h := server.New(unreachable(t), server.WithSearchMiddleware(reject))

@@ -23,12 +23,19 @@ func rejectAll(tb testing.TB, allowed func(*http.Request) bool) func(http.Handle
 			if allowed != nil && !allowed(r) {
 				tb.Errorf("search middleware saw %s %s", r.Method, r.URL)
 			}
-			w.Header().Set("Retry-After", "3")
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusTooManyRequests)
-			_, _ = w.Write([]byte(`{"message":"slow down"}`))
+			answerTooMany(w)
 		})
 	}
+}
+
+// answerTooMany answers 429 as the rate limiter does (a JSON message and
+// Retry-After), so that the answers of the tests' fake limiters hold to
+// docs/openapi.json too.
+func answerTooMany(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "3")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte(`{"message":"You can only do 5 searches in 3 seconds"}`))
 }
 
 func checkOK(context.Context) error { return nil }

@@ -21,7 +21,7 @@ import (
 func limitQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("q") == "limited" {
-			w.WriteHeader(http.StatusTooManyRequests)
+			answerTooMany(w)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -3,9 +3,12 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cityfinder/cityfinder/docs"
 )
 
 // opsOptions are the options of the operational parts of the handler:
@@ -45,12 +48,16 @@ func newOps(o opsOptions, logger *slog.Logger) *ops {
 	return p
 }
 
-// opsRoutes adds /healthz, /readyz and, with WithMetrics, /metrics. None of
-// them goes through the search middleware: a probe or a scrape must never be
-// rate limited, nor use up a client's searches.
+// opsRoutes adds /healthz, /readyz, /openapi.json and, with WithMetrics,
+// /metrics. None of them goes through the search middleware: a probe or a
+// scrape must never be rate limited, nor use up a client's searches.
 func (h *handler) opsRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", h.healthz)
 	mux.Handle("/healthz", h.methodNotAllowed("GET, HEAD"))
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		serveAsset(w, r, openAPIDocument(), cacheRevalidate)
+	})
+	mux.Handle("/openapi.json", h.methodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("GET /readyz", h.readyz)
 	mux.Handle("/readyz", h.methodNotAllowed("GET, HEAD"))
 	if reg := h.ops.registry; reg != nil {
@@ -62,3 +69,13 @@ func (h *handler) opsRoutes(mux *http.ServeMux) {
 		mux.Handle("/metrics", h.methodNotAllowed("GET, HEAD"))
 	}
 }
+
+// openAPIDocument is docs.OpenAPI, the document of this API, ready to
+// serve; it is part of the binary, so failing to read it panics.
+var openAPIDocument = sync.OnceValue(func() *asset {
+	a, err := newAsset("openapi.json", docs.OpenAPI)
+	if err != nil {
+		panic(err)
+	}
+	return a
+})

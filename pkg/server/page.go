@@ -121,6 +121,7 @@ var assetTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
+	".json": "application/json; charset=utf-8",
 }
 
 // pageAssets is the demo page: index.html, rewritten to link to the

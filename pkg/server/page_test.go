@@ -221,10 +221,7 @@ func configDatasets(tb testing.TB, h http.Handler) string {
 // goes through the search middleware.
 func TestDemoPageIsNotRateLimited(t *testing.T) {
 	reject := func(http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Retry-After", "3")
-			http.Error(w, `{"message":"You can only do 5 searches in 3 seconds"}`, http.StatusTooManyRequests)
-		})
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { answerTooMany(w) })
 	}
 	h := demoPage(t, server.WithSearchMiddleware(reject))
 	for _, target := range append([]string{"/", "/config"}, pageAssets(t, h)...) {
