@@ -120,16 +120,21 @@ func TestImageRunsWithRunc(t *testing.T) {
 		t.Errorf("/search?q=lond = %+v, want London first", hits)
 	}
 
-	t.Run("healthcheck command", func(t *testing.T) {
-		cmd := exec.Command("runc", append([]string{"exec", id}, Healthcheck...)...)
-		out, err := cmd.CombinedOutput()
-		if strings.Contains(string(out), `unknown command "healthcheck"`) {
-			t.Skipf("this binary has no healthcheck command yet (issue 25 item 2): %s", bytes.TrimSpace(out))
-		}
-		if err != nil {
-			t.Errorf("%s: %v\n%s", strings.Join(Healthcheck, " "), err, out)
-		}
-	})
+	// The HEALTHCHECK's command and the readiness probe's, asking the port
+	// this serve listens on instead of 8080, which the host may be using.
+	for _, check := range [][]string{Healthcheck, append(slices.Clone(Healthcheck), "--ready")} {
+		check = slices.Clone(check)
+		check[slices.Index(check, "--addr")+1] = addr
+		t.Run(strings.Join(check, " "), func(t *testing.T) {
+			out, err := exec.Command("runc", append([]string{"exec", id}, check...)...).CombinedOutput()
+			if strings.Contains(string(out), `unknown command "healthcheck"`) {
+				t.Skipf("this binary has no healthcheck command yet (issue 25 item 2): %s", bytes.TrimSpace(out))
+			}
+			if err != nil {
+				t.Errorf("%v\n%s", err, out)
+			}
+		})
+	}
 
 	if err := exec.Command("runc", "kill", id, "TERM").Run(); err != nil {
 		t.Fatalf("runc kill %s TERM: %v", id, err)
