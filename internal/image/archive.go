@@ -20,11 +20,18 @@ const Repository = "cityfinder"
 // layout (index.json, oci-layout, blobs/sha256/…), which podman load and
 // umoci read and where the index names the image tag, and a docker-archive
 // (manifest.json naming the same blobs), which docker load reads: the shape
-// `docker save` itself writes since Docker 25. Every entry is dated
-// modTime, so that the same image gives the same bytes.
-func WriteArchive(w io.Writer, img v1.Image, tag string, modTime time.Time) error {
-	if !validTag.MatchString(tag) {
-		return fmt.Errorf("write image archive: tag %q is not [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", tag)
+// `docker save` itself writes since Docker 25. The image is named
+// Repository:TAG for each of tags (the index lists it once a tag, as
+// umoci's --image layout:TAG expects). Every entry is dated modTime, so
+// that the same image gives the same bytes.
+func WriteArchive(w io.Writer, img v1.Image, modTime time.Time, tags ...string) error {
+	if len(tags) == 0 {
+		return fmt.Errorf("write image archive: no tag")
+	}
+	for _, tag := range tags {
+		if !validTag.MatchString(tag) {
+			return fmt.Errorf("write image archive: tag %q is not [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", tag)
+		}
 	}
 	manifest, err := img.RawManifest()
 	if err != nil {
@@ -47,10 +54,10 @@ func WriteArchive(w io.Writer, img v1.Image, tag string, modTime time.Time) erro
 		return fmt.Errorf("write image archive: %w", err)
 	}
 
-	index := v1.IndexManifest{
-		SchemaVersion: 2,
-		MediaType:     types.OCIImageIndex,
-		Manifests: []v1.Descriptor{{
+	index := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex}
+	var repoTags []string
+	for _, tag := range tags {
+		index.Manifests = append(index.Manifests, v1.Descriptor{
 			MediaType: types.OCIManifestSchema1,
 			Digest:    manifestDigest,
 			Size:      int64(len(manifest)),
@@ -60,7 +67,8 @@ func WriteArchive(w io.Writer, img v1.Image, tag string, modTime time.Time) erro
 				"org.opencontainers.image.ref.name": tag,
 				"io.containerd.image.name":          "docker.io/library/" + Repository + ":" + tag,
 			},
-		}},
+		})
+		repoTags = append(repoTags, Repository+":"+tag)
 	}
 	indexJSON, err := json.Marshal(index)
 	if err != nil {
@@ -70,7 +78,7 @@ func WriteArchive(w io.Writer, img v1.Image, tag string, modTime time.Time) erro
 		Config   string
 		RepoTags []string
 		Layers   []string
-	}{{Config: blobPath(configDigest), RepoTags: []string{Repository + ":" + tag}}}
+	}{{Config: blobPath(configDigest), RepoTags: repoTags}}
 
 	a := archive{tw: tar.NewWriter(w), modTime: modTime.UTC()}
 	a.dir("blobs")

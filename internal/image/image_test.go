@@ -147,7 +147,7 @@ func TestWriteArchiveIsBothLayouts(t *testing.T) {
 	img := mustBuild(t, spec)
 	var first, second bytes.Buffer
 	for _, buf := range []*bytes.Buffer{&first, &second} {
-		if err := WriteArchive(buf, img, Tag(spec.Version), spec.Created); err != nil {
+		if err := WriteArchive(buf, img, spec.Created, Tag(spec.Version), "latest"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,16 +158,23 @@ func TestWriteArchiveIsBothLayouts(t *testing.T) {
 
 	var index v1.IndexManifest
 	mustUnmarshal(t, entries["index.json"], &index)
-	if len(index.Manifests) != 1 {
-		t.Fatalf("index.json names %d manifests, want 1", len(index.Manifests))
+	tags := []string{"v1.2.0-3-gabcdef0", "latest"}
+	if len(index.Manifests) != len(tags) {
+		t.Fatalf("index.json names %d manifests, want one a tag: %q", len(index.Manifests), tags)
+	}
+	for i, tag := range tags {
+		d := index.Manifests[i]
+		if d.Digest != index.Manifests[0].Digest {
+			t.Errorf("tag %s names %s, tag %s %s", tag, d.Digest, tags[0], index.Manifests[0].Digest)
+		}
+		if got := d.Annotations["org.opencontainers.image.ref.name"]; got != tag {
+			t.Errorf("ref.name = %q, want %q", got, tag)
+		}
+		if got := d.Annotations["io.containerd.image.name"]; got != "docker.io/library/cityfinder:"+tag {
+			t.Errorf("io.containerd.image.name = %q, want docker.io/library/cityfinder:%s", got, tag)
+		}
 	}
 	desc := index.Manifests[0]
-	if got := desc.Annotations["org.opencontainers.image.ref.name"]; got != "v1.2.0-3-gabcdef0" {
-		t.Errorf("ref.name = %q", got)
-	}
-	if got := desc.Annotations["io.containerd.image.name"]; got != "docker.io/library/cityfinder:v1.2.0-3-gabcdef0" {
-		t.Errorf("io.containerd.image.name = %q", got)
-	}
 	var manifest v1.Manifest
 	mustUnmarshal(t, mustBlob(t, entries, desc.Digest, desc.Size), &manifest)
 	mustBlob(t, entries, manifest.Config.Digest, manifest.Config.Size)
@@ -184,7 +191,7 @@ func TestWriteArchiveIsBothLayouts(t *testing.T) {
 		Layers   []string
 	}
 	mustUnmarshal(t, entries["manifest.json"], &docker)
-	if len(docker) != 1 || !slices.Equal(docker[0].RepoTags, []string{"cityfinder:v1.2.0-3-gabcdef0"}) {
+	if len(docker) != 1 || !slices.Equal(docker[0].RepoTags, []string{"cityfinder:v1.2.0-3-gabcdef0", "cityfinder:latest"}) {
 		t.Fatalf("manifest.json = %+v", docker)
 	}
 	if docker[0].Config != blobPath(manifest.Config.Digest) {
@@ -202,9 +209,10 @@ func TestWriteArchiveIsBothLayouts(t *testing.T) {
 
 func TestWriteArchiveRefusesAnInvalidTag(t *testing.T) {
 	img := mustBuild(t, testSpec())
-	for _, tag := range []string{"", "-dirty", "a/b", "v1+meta", strings.Repeat("x", 129)} {
-		if err := WriteArchive(io.Discard, img, tag, time.Time{}); err == nil {
-			t.Errorf("WriteArchive accepted the tag %q", tag)
+	tests := [][]string{nil, {""}, {"-dirty"}, {"a/b"}, {"v1+meta"}, {strings.Repeat("x", 129)}, {"latest", "v1+meta"}}
+	for _, tags := range tests {
+		if err := WriteArchive(io.Discard, img, time.Time{}, tags...); err == nil {
+			t.Errorf("WriteArchive accepted the tags %q", tags)
 		}
 	}
 }

@@ -204,7 +204,7 @@ func mustBuildArchive(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := WriteArchive(f, img, Tag(spec.Version), spec.Created); err != nil {
+	if err := WriteArchive(f, img, spec.Created, Tag(spec.Version), "latest"); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -243,7 +243,7 @@ func mustExtract(t *testing.T, archive, dir string) {
 	}
 }
 
-// mustRefName is the tag the layout's index gives its one image.
+// mustRefName is the first tag the layout's index gives its image.
 func mustRefName(t *testing.T, layout string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(layout, "index.json"))
@@ -258,8 +258,8 @@ func mustRefName(t *testing.T, layout string) string {
 	if err := json.Unmarshal(raw, &index); err != nil {
 		t.Fatalf("index.json: %v", err)
 	}
-	if len(index.Manifests) != 1 {
-		t.Fatalf("index.json names %d images, want 1", len(index.Manifests))
+	if len(index.Manifests) == 0 {
+		t.Fatal("index.json names no image")
 	}
 	ref := index.Manifests[0].Annotations["org.opencontainers.image.ref.name"]
 	if ref == "" {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cityfinder/cityfinder/internal/image"
@@ -31,6 +32,7 @@ func main() {
 	flag.StringVar(&opts.spec.Revision, "revision", "", "the commit: label org.opencontainers.image.revision")
 	flag.StringVar(&opts.spec.Source, "source", image.Source, "label org.opencontainers.image.source")
 	flag.StringVar(&opts.spec.Licenses, "licenses", image.Licenses, "SPDX licence expression: label org.opencontainers.image.licenses")
+	flag.BoolVar(&opts.latest, "latest", true, "tag the image latest too")
 	flag.Int64Var(&opts.created, "created", 0, "Unix time of the image and its files, the commit's for a reproducible archive (0: $SOURCE_DATE_EPOCH, else now)")
 	flag.Parse()
 	if err := run(opts); err != nil {
@@ -41,6 +43,7 @@ func main() {
 type options struct {
 	bin, out, ca, arch, context string
 	created                     int64
+	latest                      bool
 	spec                        image.Spec
 }
 
@@ -84,7 +87,11 @@ func run(opts options) error {
 		return err
 	}
 	tag := image.Tag(spec.Version)
-	if err := image.WriteArchive(tmp, img, tag, spec.Created); err != nil {
+	tags := []string{tag}
+	if opts.latest && tag != "latest" {
+		tags = append(tags, "latest")
+	}
+	if err := image.WriteArchive(tmp, img, spec.Created, tags...); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -102,7 +109,7 @@ func run(opts options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s: %s:%s, %s, %.1f MB\n", opts.out, image.Repository, tag, digest, float64(fi.Size())/1e6)
+	fmt.Printf("wrote %s: %s:%s, %s, %.1f MB\n", opts.out, image.Repository, strings.Join(tags, ","), digest, float64(fi.Size())/1e6)
 	return nil
 }
 
