@@ -12,7 +12,7 @@ SMALL_CSV       := datasets/world-cities.csv
 GEONAMES        := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run import import-large test browser bench relevance lint fuzz fuzz-ci loadtest soak clean
+.PHONY: build run import import-large test browser bench relevance lint fuzz fuzz-ci loadtest soak image clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/cityfinder
@@ -119,6 +119,19 @@ SOAK_CSV        := $(firstword $(wildcard $(DATASETS_MIRROR)/world-cities.csv) $
 SOAK_GEONAMES   := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 soak: build $(SOAK_CSV)
 	$(GO) run ./tools/soak -bin $(BIN) -csv $(SOAK_CSV) -duration $(SOAK_DURATION) $(if $(SOAK_GEONAMES),-geonames $(SOAK_GEONAMES))
+
+# The container image (docs/container.md), with no Docker daemon and no base
+# image: a static binary for Linux, then tools/image writes one archive that
+# `docker load`, `podman load` and umoci read, dated at the commit so that the
+# same commit gives the same image. The Dockerfile builds the same image from
+# $(IMAGE_BIN) for those who use Docker.
+IMAGE_BIN     := bin/linux/cityfinder
+IMAGE_ARCHIVE ?= bin/cityfinder-image.tar
+IMAGE_CONTEXT := bin/image-context
+image:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(IMAGE_BIN) ./cmd/cityfinder
+	$(GO) run ./tools/image -bin $(IMAGE_BIN) -out $(IMAGE_ARCHIVE) -context $(IMAGE_CONTEXT) -version $(VERSION) \
+		-revision "$$(git rev-parse HEAD 2>/dev/null)" -created "$$(git log -1 --format=%ct 2>/dev/null || echo 0)"
 
 lint:
 	$(GO) vet ./...
