@@ -240,6 +240,12 @@ func TestBrowserDemoPage(t *testing.T) {
 			}
 		}},
 		{"a city's link shows it again by its id", func(t *testing.T) {
+			p.open(t, base+"/?city=4294967295")
+			p.waitStatus(t, "No city has this id in this dataset.")
+			if got := p.eval(t, `document.getElementById("status").className + "|" + document.getElementById("details").hidden`); got != "status is-error|true" {
+				t.Errorf("a link to an id the dataset does not have: status class|details hidden = %q, want an error and no details", got)
+			}
+
 			lookups := p.log.count(berlinPath)
 			p.open(t, base+"/?city="+berlinID)
 			p.waitFor(t, "Berlin's details", `!document.getElementById("details").hidden && document.getElementById("details-name").textContent === "Berlin"`)
@@ -255,6 +261,7 @@ func TestBrowserDemoPage(t *testing.T) {
 			}
 			p.assertContrast(t, "a city shown by its link")
 			p.screenshot(t, "desktop-link")
+
 		}},
 		{"the language picker names countries in its language", func(t *testing.T) {
 			if got := p.eval(t, `document.getElementById("lang").value`); got != "en" {
@@ -291,6 +298,13 @@ func TestBrowserDemoPage(t *testing.T) {
 			p.assertListFits(t, true)
 			p.assertContrast(t, "in Arabic")
 			p.screenshot(t, "desktop-arabic")
+
+			// The link keeps the language it was made in.
+			p.open(t, base+"/?city="+berlinID+"&lang=de")
+			p.waitFor(t, "Berlin in Deutschland", `document.getElementById("details-country")?.textContent === "Deutschland"`)
+			if got := p.eval(t, `document.getElementById("lang").value`); got != "de" {
+				t.Errorf("a link made in German opens with the picker on %q, want de", got)
+			}
 
 			// A page opened anew follows the browser again.
 			p.open(t, base+"/")

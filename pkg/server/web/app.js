@@ -939,7 +939,7 @@
   langPicker.addEventListener("change", () => {
     state.lang = langPicker.value;
     const picked = state.picked;
-    if (picked) {
+    if (picked && picked.city.id) {
       // The city shown again in the new language, by its id.
       const keep = typeof picked.city.distance_km === "number" ? { distance_km: picked.city.distance_km } : {};
       showById(picked.city.id, picked.dataset, keep);
