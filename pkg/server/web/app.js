@@ -145,7 +145,7 @@
     near: null, // {lat, lon}: where the user is, once they asked for it
     lang: "", // the lang parameter: "" while the page follows the browser's languages
     picked: null, // {city, dataset}: the city the field and the details show
-    want: null, // {text, dataset, near, seq}: waiting for the pacer
+    want: null, // {text, dataset, near, lang, seq}: waiting for the pacer
     inflight: null, // {controller, seq}
     results: [],
     active: -1,
@@ -950,6 +950,7 @@
       history.replaceState(null, "", `${location.pathname}?${new URLSearchParams({ lang: state.lang })}`);
     }
   });
+
   // The list can be open without the focus in the input (after a switch of
   // dataset): a press anywhere else closes it.
   document.addEventListener("pointerdown", (e) => {
