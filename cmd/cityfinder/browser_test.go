@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -109,7 +110,7 @@ func TestBrowserDemoPage(t *testing.T) {
 		{"typing zur lists Zürich with the typed letters marked", func(t *testing.T) {
 			p.typeText(t, "zur", 0)
 			i := p.waitOption(t, "Zürich")
-			p.assertOption(t, i, "", "Zür", "Zurich · Switzerland")
+			p.assertOption(t, i, "", "Zür", "Switzerland")
 			for attr, want := range map[string]string{"aria-expanded": "true", "aria-controls": "suggestions"} {
 				if got := p.eval(t, `document.getElementById("q").getAttribute("`+attr+`")`); got != want {
 					t.Errorf("input %s = %q, want %q", attr, got, want)
@@ -137,12 +138,16 @@ func TestBrowserDemoPage(t *testing.T) {
 				t.Errorf("after picking: heading|input|aria-expanded = %q, want Zürich|Zürich|false", got)
 			}
 			p.assertContrast(t, "the details shown")
+			// The address is now the city's link, which the details show too.
+			if got := p.eval(t, `location.search + "|" + document.getElementById("city-link").textContent`); !regexp.MustCompile(`^\?city=\d+\|` + regexp.QuoteMeta(base) + `/\?city=\d+$`).MatchString(got) {
+				t.Errorf("after picking: address|link = %q, want /?city=ID in both", got)
+			}
 			p.screenshot(t, "desktop-details")
 		}},
 		{"a typo says what it was corrected to", func(t *testing.T) {
 			p.typeText(t, "zuirch", 0)
 			p.waitStatus(t, "No city matches 'zuirch'. Showing results for zurich.")
-			p.assertOption(t, p.waitOption(t, "Zürich"), "", "Zürich", "Zurich · Switzerland")
+			p.assertOption(t, p.waitOption(t, "Zürich"), "", "Zürich", "Switzerland")
 			p.assertListFits(t, false)
 			p.assertContrast(t, "typo matches")
 			p.screenshot(t, "desktop-typo")
@@ -150,9 +155,25 @@ func TestBrowserDemoPage(t *testing.T) {
 		{"lon lists London, United Kingdom first", func(t *testing.T) {
 			p.typeText(t, "lon", 0)
 			p.waitOption(t, "London")
-			if got := p.eval(t, `document.querySelector("#suggestion-0 .option-name").textContent + " · " + document.querySelector("#suggestion-0 .option-where").textContent`); got != "London · England · United Kingdom" {
+			if got := p.eval(t, `document.querySelector("#suggestion-0 .option-title").textContent + " · " + document.querySelector("#suggestion-0 .option-where").textContent`); got != "London, England · United Kingdom" {
 				t.Errorf("first suggestion for lon = %q, want London in the United Kingdom", got)
 			}
+		}},
+		{"labels tell two Londons and two Springfields apart", func(t *testing.T) {
+			for _, tt := range []struct{ text, name, want string }{
+				{"london", "London", "London, England"},
+				{"springfield", "Springfield", "Springfield, Missouri"},
+			} {
+				p.typeText(t, tt.text, 0)
+				p.waitOption(t, tt.name)
+				titles := p.titles(t, tt.name)
+				if len(titles) < 2 || len(slices.Compact(slices.Sorted(slices.Values(titles)))) != len(titles) || !slices.Contains(titles, tt.want) {
+					t.Errorf("the options named %s read %q, want two or more, all different, %q among them", tt.name, titles, tt.want)
+				}
+				t.Logf("%s: %q", tt.text, titles)
+			}
+			p.assertContrast(t, "labels")
+			p.screenshot(t, "desktop-labels")
 		}},
 		{"a trailing space is sent: san and a space lists a San … first", func(t *testing.T) {
 			sent := p.log.len()
@@ -163,7 +184,7 @@ func TestBrowserDemoPage(t *testing.T) {
 				t.Errorf("searches = %v, want the last for q=san+ (the space kept)", reqs)
 			}
 		}},
-		{"the location button puts nearby cities first, with their distance", func(t *testing.T) {
+		{"the location button fills in the nearest city, then puts nearby cities first", func(t *testing.T) {
 			p.typeText(t, "san", 0)
 			p.waitOptions(t, 10)
 			for _, r := range p.log.since(p.opened) {
@@ -171,17 +192,42 @@ func TestBrowserDemoPage(t *testing.T) {
 					t.Errorf("%s: the page sent a location before the button was pressed", r.url)
 				}
 			}
-			// In Santiago de Chile.
+			if got := p.log.count("/reverse"); got != 0 {
+				t.Errorf("the page asked /reverse %d times before the button was pressed", got)
+			}
+			// In Santiago de Chile, 400 m from the Plaza de Armas.
 			p.do(t, allowLocation(base), emulateLocation(-33.4489, -70.6693))
 			sent := p.log.len()
 			p.do(t, chromedp.Click(chromedp.ID("locate")))
-			p.waitFor(t, "a Chilean city first, with its distance",
-				`/ · Chile · [\d.,]+ km$/.test(document.querySelector("#suggestion-0 .option-where")?.textContent ?? "")`)
+			p.waitStatus(t, "You are in or near ")
+			got := p.eval(t, `[document.getElementById("q").value, document.getElementById("status").textContent, document.getElementById("details").hidden, /^\?city=\d+$/.test(location.search)].join("|")`)
+			if want := "Santiago|You are in or near Santiago, Chile. Cities near you come first.|false|true"; got != want {
+				t.Errorf("after the button: field|status|details hidden|address is a city link = %q, want %q", got, want)
+			}
+			if got := p.eval(t, `document.getElementById("details").textContent`); !strings.Contains(got, "km from you") {
+				t.Errorf("the details of the nearest city do not say how far it is: %q", got)
+			}
+			if got, want := p.log.lastURL("/reverse"), "/reverse?lat=-33.45&lon=-70.67&limit=1&dataset=small"; got != want {
+				t.Errorf("the nearest city came from %q, want %q (the location rounded to 2 decimals)", got, want)
+			}
+			if reqs := p.log.since(sent); len(reqs) != 0 {
+				t.Errorf("searches after the button = %v, want none: /reverse names the city", reqs)
+			}
 			if got := p.eval(t, `document.getElementById("locate").getAttribute("aria-pressed")`); got != "true" {
 				t.Errorf("the location button's aria-pressed = %q, want true", got)
 			}
+			p.assertContrast(t, "the nearest city filled in")
+			p.screenshot(t, "desktop-location-nearest")
+
+			sent = p.log.len()
+			p.typeText(t, "san", 0)
+			p.waitFor(t, "a Chilean city first, with its distance",
+				`/(^|, |· )Chile · [\d.,]+ km$/.test(document.querySelector("#suggestion-0 .option-where")?.textContent ?? "")`)
 			if reqs := p.log.since(sent); len(reqs) != 1 || !strings.Contains(reqs[0].url, "lat=-33.45&lon=-70.67") {
-				t.Errorf("searches after the button = %v, want one with the location rounded to 2 decimals", reqs)
+				t.Errorf("searches after typing = %v, want one with the location rounded to 2 decimals", reqs)
+			}
+			if got := p.eval(t, `location.search`); got != "" {
+				t.Errorf("typing left the address at %q, want the city's link gone", got)
 			}
 			p.assertListFits(t, true)
 			p.assertContrast(t, "near the user")
@@ -191,6 +237,80 @@ func TestBrowserDemoPage(t *testing.T) {
 			p.waitFor(t, "the distances gone", `!/ km$/.test(document.querySelector("#suggestion-0 .option-where")?.textContent ?? " km")`)
 			if got := p.eval(t, `document.getElementById("locate").getAttribute("aria-pressed")`); got != "false" {
 				t.Errorf("pressed again, the location button's aria-pressed = %q, want false", got)
+			}
+		}},
+		{"a city's link shows it again by its id", func(t *testing.T) {
+			p.open(t, base+"/?city=4294967295")
+			p.waitStatus(t, "No city has this id in this dataset.")
+			if got := p.eval(t, `document.getElementById("status").className + "|" + document.getElementById("details").hidden`); got != "status is-error|true" {
+				t.Errorf("a link to an id the dataset does not have: status class|details hidden = %q, want an error and no details", got)
+			}
+
+			lookups := p.log.count(berlinPath)
+			p.open(t, base+"/?city="+berlinID)
+			p.waitFor(t, "Berlin's details", `!document.getElementById("details").hidden && document.getElementById("details-name").textContent === "Berlin"`)
+			got := p.eval(t, `[document.getElementById("q").value, document.getElementById("status").textContent, document.getElementById("city-link").textContent].join("|")`)
+			if want := "Berlin|Showing Berlin, Germany.|" + base + "/?city=" + berlinID; got != want {
+				t.Errorf("the city's link shows field|status|link = %q, want %q", got, want)
+			}
+			if got := p.log.count(berlinPath); got != lookups+1 {
+				t.Errorf("GET %s was asked %d times, want once", berlinPath, got-lookups)
+			}
+			if reqs := p.log.since(p.opened); len(reqs) != 0 {
+				t.Errorf("searches of a page opened by a city's link = %v, want none", reqs)
+			}
+			p.assertContrast(t, "a city shown by its link")
+			p.screenshot(t, "desktop-link")
+
+		}},
+		{"the language picker names countries in its language", func(t *testing.T) {
+			if got := p.eval(t, `document.getElementById("lang").value`); got != "en" {
+				t.Errorf("the picker shows %q, want en, the browser's language", got)
+			}
+			for _, r := range p.log.since(0) {
+				if strings.Contains(r.url, "lang=") {
+					t.Errorf("%s: lang sent before the picker was used; Accept-Language says the browser's", r.url)
+				}
+			}
+			p.chooseLanguage(t, "de")
+			p.waitFor(t, "Berlin in Deutschland", `document.getElementById("details").textContent.includes("Deutschland")`)
+			if got, want := p.eval(t, `location.search + "|" + document.getElementById("details-country").lang`), "?city="+berlinID+"&lang=de|de"; got != want {
+				t.Errorf("in German: address|the country's lang = %q, want %q", got, want)
+			}
+			if got, want := p.log.lastURL(berlinPath), berlinPath+"?dataset=small&lang=de"; got != want {
+				t.Errorf("Berlin was looked up again as %q, want %q", got, want)
+			}
+			sent := p.log.len()
+			p.typeText(t, "berl", 0)
+			i := p.waitOption(t, "Berlin")
+			if got := p.eval(t, fmt.Sprintf(`document.querySelector("#suggestion-%d .option-where").textContent`, i)); got != "Deutschland" {
+				t.Errorf("Berlin's option in German says %q, want Deutschland", got)
+			}
+			if reqs := p.log.since(sent); len(reqs) == 0 || !strings.Contains(reqs[len(reqs)-1].url, "lang=de") {
+				t.Errorf("searches in German = %v, want lang=de", reqs)
+			}
+			p.screenshot(t, "desktop-german")
+
+			p.chooseLanguage(t, "ar")
+			// The page's words stay English; the country's name reads right to left among them.
+			p.waitFor(t, "Germany in Arabic, right to left", `Array.from(document.querySelectorAll("#suggestions .option-place"))
+				.some(e => e.textContent === "ألمانيا" && e.lang === "ar" && getComputedStyle(e).direction === "rtl")`)
+			p.assertListFits(t, true)
+			p.assertContrast(t, "in Arabic")
+			p.screenshot(t, "desktop-arabic")
+
+			// The link keeps the language it was made in.
+			p.open(t, base+"/?city="+berlinID+"&lang=de")
+			p.waitFor(t, "Berlin in Deutschland", `document.getElementById("details-country")?.textContent === "Deutschland"`)
+			if got := p.eval(t, `document.getElementById("lang").value`); got != "de" {
+				t.Errorf("a link made in German opens with the picker on %q, want de", got)
+			}
+
+			// A page opened anew follows the browser again.
+			p.open(t, base+"/")
+			p.waitStatus(t, "Type at least 3 letters")
+			if got := p.eval(t, `document.getElementById("lang").value + "|" + location.search`); got != "en|" {
+				t.Errorf("opened anew: picker|address = %q, want en and no lang", got)
 			}
 		}},
 		{"once the large dataset is imported, a click on it chooses it", func(t *testing.T) {
@@ -291,7 +411,7 @@ func TestBrowserDemoPage(t *testing.T) {
 			p.screenshot(t, "phone-suggestions")
 			p.typeText(t, "sao p", 0)
 			i := p.waitOption(t, "São Paulo")
-			p.assertOption(t, i, "", "São P", "Sao Paulo · Brazil")
+			p.assertOption(t, i, "", "São P", "Brazil")
 			p.assertListFits(t, false)
 			p.do(t, chromedp.Tap(chromedp.ID(fmt.Sprintf("suggestion-%d", i))))
 			p.waitFor(t, "the details of São Paulo", `!document.getElementById("details").hidden && document.getElementById("details").textContent.includes("Brazil")`)
@@ -407,7 +527,7 @@ func memoryStoreSteps(t *testing.T, p *page) []struct {
 		{"the match is highlighted by code points, not UTF-16 units", func(t *testing.T) {
 			// The API's span (1..4) must mark "Ist", not half the emoji and "Is".
 			p.typeText(t, "ist", 0)
-			p.assertOption(t, p.waitOption(t, "🏙Istanbul"), "🏙", "Ist", "Istanbul · Turkey")
+			p.assertOption(t, p.waitOption(t, "🏙Istanbul"), "🏙", "Ist", "Turkey")
 		}},
 		{"a dataset that disappears is said so in plain words and disabled", func(t *testing.T) {
 			if got := p.datasetChoice(t, "large"); got != "enabled|unchecked|every place" {
@@ -456,6 +576,12 @@ func droppable(s search.Store, dropped *atomic.Bool) search.Store {
 		return nil
 	})
 }
+
+// Berlin, as GeoNames numbers it: the small dataset's cities have GeoNames ids.
+const (
+	berlinID   = "2950159"
+	berlinPath = "/cities/" + berlinID
+)
 
 // allowLocation lets the pages of origin have the user's location without
 // asking, as if the user had allowed it.
@@ -542,7 +668,7 @@ func newPage(t *testing.T, chromium string) *page {
 	// The deadline bounds the browser's whole life, its start included.
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	log := &networkLog{statuses: make(map[string]int64), counts: make(map[string]int), paths: make(map[network.RequestID]string)}
+	log := &networkLog{statuses: make(map[string]int64), counts: make(map[string]int), lastURLs: make(map[string]string), paths: make(map[network.RequestID]string)}
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithListener(log.record))
 	t.Cleanup(func() { cancelBrowser(); cancelAlloc(); cancel() }) // before the profile's TempDir is removed
 	if err := chromedp.Do(browserCtx); err != nil {
@@ -581,6 +707,30 @@ func (p *page) names(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// titles returns the full text of the options named name: the name and
+// what its label adds, "London, England".
+func (p *page) titles(t *testing.T, name string) []string {
+	t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`Array.from(document.querySelectorAll("#suggestions .option"))
+		.filter(li => li.querySelector(".option-name").textContent === %s)
+		.map(li => li.querySelector(".option-title").textContent)`, jsonString(name))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// chooseLanguage picks tag in the language picker, as a person choosing it
+// from the list does: the value changes, then the change event fires.
+func (p *page) chooseLanguage(t *testing.T, tag string) {
+	t.Helper()
+	p.do(t, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+		`(() => { const s = document.getElementById("lang"); s.value = %s; s.dispatchEvent(new Event("change")); })()`, jsonString(tag))))
+	if got := p.eval(t, `document.getElementById("lang").value`); got != tag {
+		t.Fatalf("the picker shows %q, want %q: it does not offer it", got, tag)
+	}
 }
 
 // waitFor waits until the JavaScript predicate holds.
@@ -711,7 +861,7 @@ type contrast struct {
 // of every text shown (4.5:1, or 3:1 for large text) and of what marks out
 // each control and its state (3:1): the input's border and focus ring, the
 // location button's border and focus ring, the dataset choices' borders and
-// focus ring, the list's border, the active option's bar. A colour with alpha is composited over the background
+// focus ring, the language picker's border and focus ring, the list's border, the active option's bar. A colour with alpha is composited over the background
 // behind it: the element's background and its ancestors', walked up to the
 // first opaque one. Disabled choices are exempt, as WCAG exempts inactive
 // controls.
@@ -786,6 +936,9 @@ const contrastJS = `(() => {
 		if (cs.outlineStyle !== "none" && parseFloat(cs.outlineWidth) > 0) add("control", what + " focus ring", parse(cs.outlineColor), [background(el.parentElement)], 3);
 	};
 	edge(q, "#q");
+	const lang = document.getElementById("lang");
+	edge(lang, "#lang");
+	if (lang.matches(":focus-visible")) ring(lang, "#lang");
 	const locate = document.getElementById("locate");
 	if (shown(locate)) {
 		edge(locate, "#locate" + (locate.getAttribute("aria-pressed") === "true" ? " (pressed)" : ""));
@@ -938,8 +1091,9 @@ func (p *page) screenshot(t *testing.T, name string) {
 type networkLog struct {
 	mu       sync.Mutex
 	searches []searchRequest
-	statuses map[string]int64 // the latest status of each other path
-	counts   map[string]int   // how many requests each other path had
+	statuses map[string]int64  // the latest status of each other path
+	counts   map[string]int    // how many requests each other path had
+	lastURLs map[string]string // the latest request URI of each other path
 	paths    map[network.RequestID]string
 	foreign  []string
 	errs     []string
@@ -973,6 +1127,7 @@ func (l *networkLog) record(ev any) {
 		}
 		l.paths[ev.RequestID] = u.Path
 		l.counts[u.Path]++
+		l.lastURLs[u.Path] = u.RequestURI()
 	case *network.EventResponseReceived:
 		for i := range l.searches {
 			if l.searches[i].id == ev.RequestID {
@@ -997,6 +1152,13 @@ func (l *networkLog) status(path string) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.statuses[path]
+}
+
+// lastURL returns the request URI of the latest request for path.
+func (l *networkLog) lastURL(path string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastURLs[path]
 }
 
 // count returns how many requests for path the tab sent.

@@ -82,6 +82,7 @@ func TestDemoPage(t *testing.T) {
 	for _, want := range []string{
 		`role="combobox"`, `aria-expanded="false"`, `aria-controls="suggestions"`,
 		`role="listbox"`, `role="status"`, `name="dataset" value="small"`, `name="dataset" value="large"`,
+		`<select id="lang"`, `<option value="ar" lang="ar" dir="rtl">`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s", want)

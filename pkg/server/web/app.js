@@ -6,6 +6,13 @@
 // not available. An answer with Search-Complete: ?1 holds every city that
 // its text matches: the page filters it for longer texts of the same word
 // instead of asking again.
+//
+// A chosen city is shown by its label (unique within the answer) and gets a
+// link, /?city=ID, that shows it again through GET /cities/{id}; "Use my
+// location" fills in the nearest city through GET /reverse and puts nearby
+// cities first in searches from then on. Names come in the browser's
+// languages (its Accept-Language) until the picker chooses one, which the
+// page then sends as lang= on every request.
 "use strict";
 
 (() => {
@@ -38,6 +45,9 @@
   // a kilometre): enough to put nearby cities first, and no more precise
   // than that needs.
   const LOCATION_DECIMALS = 2;
+  // How often a request that waits for the pacer looks again while a
+  // search in flight holds the last slot.
+  const PACED_POLL_MS = 50;
 
   const $ = (id) => document.getElementById(id);
   const form = $("search");
@@ -48,6 +58,7 @@
   const details = $("details");
   const detailsName = $("details-name");
   const detailsList = $("details-list");
+  const langPicker = $("lang");
 
   // Pacer keeps the page within max requests per window, counted the way the
   // server counts (a sliding window): a request may go out when fewer than
@@ -132,7 +143,9 @@
     seq: 0, // the latest query asked for
     shown: 0, // the query whose answer is on screen
     near: null, // {lat, lon}: where the user is, once they asked for it
-    want: null, // {text, dataset, near, seq}: waiting for the pacer
+    lang: "", // the lang parameter: "" while the page follows the browser's languages
+    picked: null, // {city, dataset}: the city the field and the details show
+    want: null, // {text, dataset, near, lang, seq}: waiting for the pacer
     inflight: null, // {controller, seq}
     results: [],
     active: -1,
@@ -243,10 +256,33 @@
     parent.append(chars.slice(0, start).join(""), mark, chars.slice(end).join(""));
   }
 
-  // where names the city's region and country. Region codes ("Q6", "07")
-  // mean nothing to people: only a region's name is shown.
+  // labelDetail is what the city's label says after its name: as much of
+  // the region and country as tells it apart from the other hits of its
+  // answer ("England" for London), "" when the name alone does. The API's
+  // label always starts with the name and then ", ".
+  function labelDetail(city) {
+    const label = typeof city.label === "string" ? city.label : "";
+    const head = `${city.name}, `;
+    return label.startsWith(head) ? label.slice(head.length) : "";
+  }
+
+  // labelText is the city's label, the name alone when the API gave none.
+  function labelText(city) {
+    return typeof city.label === "string" && city.label ? city.label : city.name;
+  }
+
+  // where is the country, unless the label already ends with it ("Victoria,
+  // Malta"). Region codes ("Q6", "07") mean nothing to people: a region
+  // appears only by its name, in the label, when it tells cities apart.
   function where(city) {
-    return [city.subcountry, city.country].filter(Boolean).join(" · ");
+    const country = city.country || "";
+    const detail = labelDetail(city);
+    return detail === country || detail.endsWith(`, ${country}`) ? "" : country;
+  }
+
+  // placeText is the label and the country, as a sentence names the city.
+  function placeText(city) {
+    return [labelText(city), where(city)].filter(Boolean).join(", ");
   }
 
   function distance(city) {
@@ -272,9 +308,18 @@
     title.className = "option-title";
     const name = document.createElement("span");
     name.className = "option-name";
+    name.dir = "auto"; // a name in Arabic reads right to left in an English list, and the reverse
     const alt = matchedName(city);
     highlighted(name, city.name, alt ? null : city.match);
     title.append(name);
+    const detail = labelDetail(city);
+    if (detail) {
+      // London, England: the label's rest, only as much as tells it apart.
+      const rest = document.createElement("span");
+      rest.className = "option-detail";
+      rest.textContent = `, ${detail}`;
+      title.append(rest);
+    }
     if (alt) {
       // Köln — matched Cologne: why a name the user did not type came up.
       const why = document.createElement("span");
@@ -291,6 +336,8 @@
     place.className = "option-where";
     const region = document.createElement("span");
     region.className = "option-place";
+    region.dir = "auto";
+    region.lang = namesLang();
     region.textContent = where(city);
     place.append(region);
     if (distance(city)) {
@@ -351,9 +398,20 @@
     const city = state.results[i];
     if (!city) return;
     cancelPending(); // an answer still on its way must not reopen the list
-    input.value = city.name;
+    showCity(city, dataset(), `Picked ${placeText(city)}.`);
+  }
+
+  // showCity puts city, of dataset d, in the field and its details below,
+  // says so on the status line, and makes the address the city's link.
+  function showCity(city, d, said) {
+    state.picked = { city, dataset: d };
+    input.value = labelText(city);
     closeList();
-    const rows = [["Country", city.country_code ? `${city.country} (${city.country_code.toUpperCase()})` : city.country]];
+    const country = document.createElement("span");
+    country.id = "details-country";
+    country.lang = namesLang();
+    country.textContent = city.country || "";
+    const rows = [["Country", city.country_code ? [country, ` (${city.country_code.toUpperCase()})`] : [country]]];
     if (city.subcountry) rows.push(["Region", city.subcountry]);
     const alt = matchedName(city);
     if (alt) rows.push(["Also called", alt.name]);
@@ -362,19 +420,78 @@
     if (typeof city.lat === "number" && typeof city.lon === "number") {
       rows.push(["Coordinates", `${coordinate(city.lat, "N", "S")}, ${coordinate(city.lon, "E", "W")}`]);
     }
-    if (city.id) rows.push(["GeoNames id", String(city.id)]);
+    if (city.id) {
+      rows.push(["GeoNames id", String(city.id)]);
+      const link = document.createElement("a");
+      link.id = "city-link";
+      link.href = cityLink(city.id, d);
+      link.textContent = link.href;
+      rows.push(["Link", link]);
+    }
     detailsName.textContent = city.name;
     detailsList.replaceChildren(
       ...rows.flatMap(([term, value]) => {
         const dt = document.createElement("dt");
         dt.textContent = term;
         const dd = document.createElement("dd");
-        dd.textContent = value;
+        dd.append(...[value].flat());
         return [dt, dd];
       }),
     );
+    for (const el of [detailsName, country, ...detailsList.querySelectorAll("dd")]) el.dir = "auto";
     details.hidden = false;
-    setStatus(`Picked ${city.name}, ${city.country}.`);
+    if (city.id) history.replaceState(null, "", cityLink(city.id, d));
+    setStatus(said);
+  }
+
+  // cityLink is the address of the page that shows the city of id again:
+  // its dataset when not the default one, and the language when the
+  // picker chose one.
+  function cityLink(id, d) {
+    const params = new URLSearchParams({ city: String(id) });
+    if (d !== "small") params.set("dataset", d);
+    if (state.lang) params.set("lang", state.lang);
+    return `${location.pathname}?${params}`;
+  }
+
+  // forgetCity clears the picked city: the field no longer names it, nor
+  // does the address.
+  function forgetCity() {
+    details.hidden = true;
+    if (!state.picked) return;
+    state.picked = null;
+    const params = state.lang ? `?${new URLSearchParams({ lang: state.lang })}` : "";
+    history.replaceState(null, "", `${location.pathname}${params}`);
+  }
+
+  // showById fills the field from GET /cities/{id}, as a link to a city
+  // asks; keep carries over what the page knew of it (its distance).
+  async function showById(id, d, keep = {}) {
+    const seq = state.seq;
+    const params = withLang(new URLSearchParams({ dataset: d }));
+    let resp = null;
+    let body = null;
+    try {
+      resp = await fetch(`/cities/${encodeURIComponent(id)}?${params}`, { headers: { Accept: "application/json" } });
+      body = await resp.json().catch(() => null);
+    } catch {
+      resp = null;
+    }
+    if (seq !== state.seq) return; // the user typed since: their text wins
+    if (resp && resp.ok && body && typeof body === "object" && typeof body.name === "string") {
+      const city = { ...body, ...keep };
+      showCity(city, d, `Showing ${placeText(city)}.`);
+      return;
+    }
+    showError(failure(resp, body));
+  }
+
+  // failure says what went wrong with a request that did not give cities.
+  function failure(resp, body) {
+    if (!resp) return UNREACHABLE;
+    if (resp.status >= 500) return UNAVAILABLE;
+    const message = (body && typeof body.message === "string" && body.message) || `The server answered ${resp.status} ${resp.statusText}`.trim();
+    return sentence(message);
   }
 
   // --- searching -----------------------------------------------------------
@@ -420,7 +537,7 @@
 
   function onInput() {
     clearTimeout(state.debounceTimer);
-    details.hidden = true; // the text no longer names the city they show
+    forgetCity(); // the text no longer names the city the details show
     const text = input.value.trim();
     if (letters(text) < config.minLetters) {
       cancelPending();
@@ -453,7 +570,7 @@
       return;
     }
     const seq = ++state.seq;
-    const want = { text, dataset: dataset(), near: state.near, seq };
+    const want = { text, dataset: dataset(), near: state.near, lang: state.lang, seq };
     const cached = cache.get(cacheKey(want)) || fromComplete(want);
     if (cached) {
       state.want = null;
@@ -467,7 +584,7 @@
 
   function cacheKey(want) {
     const near = want.near ? `${want.near.lat},${want.near.lon}` : "";
-    return `${want.dataset}\n${near}\n${want.text}`;
+    return `${want.dataset}\n${want.lang}\n${near}\n${want.text}`;
   }
 
   // --- complete answers -------------------------------------------------------
@@ -597,6 +714,7 @@
       params.set("lat", want.near.lat);
       params.set("lon", want.near.lon);
     }
+    if (want.lang) params.set("lang", want.lang);
     let resp = null;
     let body = null;
     try {
@@ -634,19 +752,25 @@
       answer(want, () => showError(radio && radio.disabled ? notAvailable(radio) : UNAVAILABLE));
       return;
     }
-    const message = (body && typeof body.message === "string" && body.message) || `The server answered ${resp.status} ${resp.statusText}`.trim();
     if (resp.status !== 429) {
-      answer(want, () => showError(sentence(message)));
+      answer(want, () => showError(failure(resp, body)));
       return;
     }
-    const seconds = Math.max(1, Number.parseInt(resp.headers.get("Retry-After"), 10) || 1);
-    pacer.block(performance.now() + seconds * 1000);
+    const seconds = blockFor(resp);
     answer(want, () => {
-      setStatus(`${sentence(message)} Retrying in ${seconds} ${seconds === 1 ? "second" : "seconds"}.`, "error");
+      setStatus(`${failure(resp, body)} Retrying in ${seconds} ${seconds === 1 ? "second" : "seconds"}.`, "error");
       if (want.seq === state.seq && !state.want) {
         state.want = { ...want, seq: ++state.seq }; // pump sends it once the block ends
       }
     });
+  }
+
+  // blockFor holds back every request for the Retry-After of a 429, and
+  // returns its seconds.
+  function blockFor(resp) {
+    const seconds = Math.max(1, Number.parseInt(resp.headers.get("Retry-After"), 10) || 1);
+    pacer.block(performance.now() + seconds * 1000);
+    return seconds;
   }
 
   function showError(text) {
@@ -707,8 +831,8 @@
   input.addEventListener("blur", closeList);
 
   // The location button asks the browser where the user is, only when
-  // pressed (never on load), and puts nearby cities first from then on;
-  // pressed again, it forgets the location.
+  // pressed (never on load), fills in the nearest city and puts nearby
+  // cities first from then on; pressed again, it forgets the location.
   locate.addEventListener("click", () => {
     if (locate.getAttribute("aria-busy") === "true") return;
     if (state.near) {
@@ -735,10 +859,98 @@
   function useLocation(near) {
     state.near = near;
     locate.setAttribute("aria-pressed", String(near !== null));
-    if (letters(input.value.trim()) >= config.minLetters) ask();
-    else if (near) setStatus("Cities near you will come first.");
+    if (near) nearest(near);
+    else if (state.picked) setStatus("Cities are no longer sorted by distance.");
+    else if (letters(input.value.trim()) >= config.minLetters) ask();
     else hint();
   }
+
+  // nearest fills the field with the city the user is in, from GET
+  // /reverse, which counts against the rate limit as a search does.
+  async function nearest(near) {
+    cancelPending(); // the field is about to name where the user is
+    const seq = state.seq;
+    const d = dataset();
+    const params = withLang(new URLSearchParams({ lat: near.lat, lon: near.lon, limit: "1", dataset: d }));
+    const settle = await paced();
+    let resp = null;
+    let body = null;
+    try {
+      resp = await fetch(`/reverse?${params}`, { headers: { Accept: "application/json" } });
+      body = await resp.json().catch(() => null);
+    } catch {
+      resp = null;
+    }
+    settle(performance.now(), false);
+    if (resp) pacer.learn(resp.headers.get("RateLimit-Policy"));
+    if (resp && resp.status === 429) blockFor(resp);
+    if (seq !== state.seq || state.near !== near) return; // typed, or the location was dropped, since
+    if (resp && resp.ok && Array.isArray(body)) {
+      if (body.length > 0) showCity(body[0], d, `You are in or near ${placeText(body[0])}. Cities near you come first.`);
+      else setStatus("No city is near you in this dataset. Cities near you will come first.");
+      return;
+    }
+    showError(failure(resp, body));
+  }
+
+  // paced waits until the pacer lets a request go, and starts it; the
+  // returned function settles it, as Pacer.start's does.
+  async function paced() {
+    for (;;) {
+      const wait = pacer.delay(performance.now());
+      if (wait <= 0) return pacer.start(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, Number.isFinite(wait) ? Math.ceil(wait) : PACED_POLL_MS));
+    }
+  }
+
+  // --- languages ---------------------------------------------------------
+
+  // offered is whether the picker has tag.
+  function offered(tag) {
+    return Array.from(langPicker.options).some((o) => o.value === tag);
+  }
+
+  // browserLanguage is the first of the browser's languages that the
+  // picker offers, by its primary subtag ("de" for de-CH), else English.
+  function browserLanguage() {
+    for (const tag of navigator.languages || [navigator.language]) {
+      const primary = String(tag).toLowerCase().split("-")[0];
+      if (offered(primary)) return primary;
+    }
+    return "en";
+  }
+
+  // withLang adds the lang parameter to params when the picker chose one;
+  // otherwise the browser's Accept-Language says it, with its fallbacks.
+  function withLang(params) {
+    if (state.lang) params.set("lang", state.lang);
+    return params;
+  }
+
+  // namesLang is the language that country names come back in. City names
+  // come in it only where the import had one, so only countries are marked
+  // with it. The page's own words stay English and left to right; every
+  // name is set apart with dir=auto, so that one in Arabic reads right to
+  // left within them.
+  function namesLang() {
+    return state.lang || navigator.language || "en";
+  }
+
+  langPicker.addEventListener("change", () => {
+    state.lang = langPicker.value;
+    const picked = state.picked;
+    if (picked && picked.city.id) {
+      // The city shown again in the new language, by its id.
+      const keep = typeof picked.city.distance_km === "number" ? { distance_km: picked.city.distance_km } : {};
+      showById(picked.city.id, picked.dataset, keep);
+    } else if (letters(input.value.trim()) >= config.minLetters) {
+      ask();
+    } else {
+      forgetCity();
+      history.replaceState(null, "", `${location.pathname}?${new URLSearchParams({ lang: state.lang })}`);
+    }
+  });
+
   // The list can be open without the focus in the input (after a switch of
   // dataset): a press anywhere else closes it.
   document.addEventListener("pointerdown", (e) => {
@@ -795,13 +1007,22 @@
   }
 
   async function start() {
+    // A link to a city (?city=ID&dataset=large&lang=de) says what to show.
+    const link = new URLSearchParams(location.search);
+    const linkLang = (link.get("lang") || "").toLowerCase();
+    if (offered(linkLang)) state.lang = linkLang;
+    langPicker.value = state.lang || browserLanguage();
+    const linkDataset = datasetRadios().find((r) => r.value === link.get("dataset"));
+    if (linkDataset) linkDataset.checked = true;
     await loadConfig();
     config.loaded = true;
     // The default dataset may be the one missing: start on one that is there.
     const checked = checkedDataset();
     const other = datasetRadios().find((r) => !r.disabled);
     if (checked && checked.disabled && other) other.checked = true;
-    if (letters(input.value.trim()) >= config.minLetters) ask(); // a value the browser restored
+    const id = link.get("city");
+    if (id) showById(id, dataset());
+    else if (letters(input.value.trim()) >= config.minLetters) ask(); // a value the browser restored
     else hint();
   }
 
