@@ -40,8 +40,8 @@ type Request struct {
 	// comma-separated list of ISO codes or English names, as
 	// ParseCountries reads it.
 	Countries string
-	// Fuzzy adds typo matches when the prefix matches do not fill the
-	// answer (see MaxEdits), ranked with them by Score.
+	// Fuzzy adds typo matches when the prefix matches do not fill half
+	// the answer (see MaxEdits), ranked with them by Score.
 	Fuzzy bool
 	// Near, when not nil, is where the person is: nearby cities rank
 	// higher (see DefaultBiasScale), and every hit says how far it is.
@@ -159,7 +159,7 @@ func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 
 // Service answers the questions people type: it validates and folds a
 // Request once, asks the store for the prefix matches, adds typo matches
-// when they are wanted and the prefix matches do not fill the answer, and
+// when they are wanted and the prefix matches do not fill half the answer, and
 // fills the match spans. It is safe for concurrent use.
 type Service struct {
 	store Store
@@ -243,11 +243,11 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 		return s.find(ctx, f, q, req, true, true)
 	}
 	// Typos are looked for in the whole query: not once its last words
-	// were read as a place. A query whose prefix matches fill the answer
-	// was most likely typed right, and the typo walk costs more than the
-	// prefix search: it is left out.
+	// were read as a place. A query whose prefix matches fill half the
+	// answer was most likely typed right (see typoFreeMatches), and the
+	// typo walk costs more than the prefix search: it is left out.
 	edits := typoBudget(f.text, found) // of what was typed, not of its folding
-	if req.Fuzzy && edits > 0 && len(found) < q.Limit && res.Qualifier == "" && f.walkable(q.Prefix) {
+	if req.Fuzzy && edits > 0 && len(found) < typoFreeMatches(q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
 		f.walks++
 		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
 		if err != nil {
@@ -296,6 +296,16 @@ const (
 	// without its last word ("paris texas usa atl" is Paris, Texas).
 	maxQualifiedReadings = 2
 )
+
+// typoFreeMatches is how many prefix matches an answer of limit needs for
+// no typo matches to be looked for: half of it. A correctly typed prefix
+// with that many matches ("lauderhill", six) is what the person meant;
+// padding it with typos changes no judged case (docs/relevance.md: with 4
+// or 5 for a limit of 10 every figure stays, with 3 a typo case drops)
+// and costs a typo walk, the most a Find does.
+func typoFreeMatches(limit int) int {
+	return (limit + 1) / 2
+}
 
 // walkable reports whether a typo walk for prefix is within the bounds
 // of the Find: short enough, and walks left.
