@@ -1,6 +1,7 @@
 package search
 
 import (
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gosimple/unidecode"
@@ -93,11 +94,33 @@ func (l *slugLength) add(r string) {
 		l.addByte(r[0])
 		return
 	}
-	t := unidecode.Unidecode(r)
+	t := transliterate(r)
 	for i := 0; i < len(t); i++ {
 		l.addByte(t[i])
 	}
 }
+
+// transliterate returns unidecode.Unidecode(r) for the text of one rune:
+// looked up for the letters of Latin names, whose transliteration
+// otherwise costs an allocation each.
+func transliterate(r string) string {
+	if c, _ := utf8.DecodeRuneInString(r); c < latinEnd && len(r) > 1 {
+		return latinTransliterations()[c]
+	}
+	return unidecode.Unidecode(r)
+}
+
+// latinEnd is where the Latin letters of the table end: Latin-1,
+// Latin Extended-A and -B.
+const latinEnd = 0x250
+
+var latinTransliterations = sync.OnceValue(func() *[latinEnd]string {
+	var t [latinEnd]string
+	for c := rune(utf8.RuneSelf); c < latinEnd; c++ {
+		t[c] = unidecode.Unidecode(string(c))
+	}
+	return &t
+})
 
 // addByte feeds one byte of a transliteration, as AppendSlug folds it.
 func (l *slugLength) addByte(c byte) {

@@ -369,7 +369,10 @@ func listedFound(found []variantFound, c *City) bool {
 // sameLine reports whether a and b are one place, or would read the same
 // in a list of suggestions.
 func sameLine(a, b *City) bool {
-	return (a.Name == b.Name && a.Subcountry == b.Subcountry && a.Country == b.Country) || a.Key() == b.Key()
+	// The same name or the same Key, field by field: both share the
+	// subcountry and the country, and names differ most often.
+	return (a.Name == b.Name || a.Slug == b.Slug && a.CountryCode == b.CountryCode && a.Region == b.Region) &&
+		a.Subcountry == b.Subcountry && a.Country == b.Country
 }
 
 // variantFound is a city found through one variant of a query, or
@@ -386,9 +389,12 @@ type variantFound struct {
 type finder struct {
 	store Store
 	found []Found
-	ended bool   // the query ends in a space (see compareRanked)
-	text  string // the text typed that the query being answered stands for (see typoBudget)
-	loc   *localizer
+	// matches holds the matches of every fetch, scored, appended to as
+	// found is (see fetch).
+	matches []variantFound
+	ended   bool   // the query ends in a space (see compareRanked)
+	text    string // the text typed that the query being answered stands for (see typoBudget)
+	loc     *localizer
 
 	// clipped is set when a store answered as many prefix matches as it
 	// was asked for, so that it may have more (see Result.Complete).
@@ -398,7 +404,9 @@ type finder struct {
 	walks, readings int
 }
 
-var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
+var finders = sync.Pool{New: func() any {
+	return &finder{found: make([]Found, 0, 64), matches: make([]variantFound, 0, 64)}
+}}
 
 func newFinder(store Store) *finder {
 	f := finders.Get().(*finder)
@@ -408,11 +416,12 @@ func newFinder(store Store) *finder {
 
 // release returns f to the pool; nothing may use what it found after.
 func (f *finder) release() {
-	if cap(f.found) > 4*MaxLimit {
+	if cap(f.found) > 4*MaxLimit || cap(f.matches) > 4*MaxLimit {
 		return // a rare huge answer: let it go
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
-	f.found, f.store, f.ended, f.text, f.loc = f.found[:0], nil, false, "", nil
+	clear(f.matches)
+	f.found, f.matches, f.store, f.ended, f.text, f.loc = f.found[:0], f.matches[:0], nil, false, "", nil
 	f.walks, f.readings = 0, 0
 	finders.Put(f)
 }
@@ -616,7 +625,7 @@ func candidates(limit int) int {
 // some variant had fetch matches, so that asking for more could find more.
 func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
 	variants := Variants(q.Prefix)
-	var out []variantFound
+	start := len(f.matches)
 	for _, v := range variants {
 		// After a space, the names in which the word ends come first:
 		// ask for them on their own too, so that longer single words
@@ -633,14 +642,13 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 				return nil, false, err
 			}
 			full = full || len(found) == fetch
-			if out == nil {
-				out = make([]variantFound, 0, len(found)*len(variants))
-			}
 			for i := range found {
-				out = append(out, f.scored(&found[i], v, 0))
+				f.matches = append(f.matches, f.scored(&found[i], v, 0))
 			}
 		}
 	}
+	// Later fetches append after these, as search does after its answers.
+	out := f.matches[start:len(f.matches):len(f.matches)]
 	slices.SortStableFunc(out, func(a, b variantFound) int { return compareRanked(&a, &b, f.ended) })
 	kept = out[:0]
 	for i := range out {
