@@ -121,12 +121,12 @@ type NameMatch struct {
 	Former bool
 }
 
-// hit returns the Hit of f, whose key the first n bytes of the query
+// setHit makes *h the Hit of f, whose key the first n bytes of the query
 // matched, with its distance to near when there is one, in the languages
 // of loc (see localizer): the match span is of the name shown when the
-// query matched it.
-func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
-	h := Hit{City: f.City, Edits: edits}
+// query matched it. It writes in place: a Hit is a few hundred bytes.
+func setHit(h *Hit, f *Found, n, edits int, near *Point, loc *localizer) {
+	*h = Hit{City: f.City, Edits: edits}
 	if edits > 0 {
 		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
 	}
@@ -154,7 +154,6 @@ func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 		span := MatchSpanAt(matched, f.Key.Offset, min(n, len(slug)))
 		h.Matched = &NameMatch{Name: matched, Span: span, Former: formerName(&f.City, matched)}
 	}
-	return h
 }
 
 // Service answers the questions people type: it validates and folds a
@@ -255,9 +254,9 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 		}
 		found = f.withTypos(found, typos, q, edits, b)
 	}
-	res.Hits = make([]Hit, 0, len(found))
+	res.Hits = make([]Hit, len(found))
 	for i := range found {
-		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc))
+		setHit(&res.Hits[i], found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc)
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
 }
