@@ -109,6 +109,13 @@ type lookupResult struct {
 	appendMedian, appendP99           time.Duration // into a reused slice
 	typoOne, typoTwo                  typoResult
 	finds                             findResults // Service.Find: plain, biased, boxed, qualified
+	typed                             typedResult
+}
+
+// typedResult times Service.Find on the typed log (see benchenv.TypedLog).
+type typedResult struct {
+	typoResult
+	misspelled, filled int // queries typed with a typo; answers with typo matches
 }
 
 // typoResult times lookups of misspelled queries with typo matching on.
@@ -175,11 +182,39 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		}
 		*t.res = typoResult{median: percentile(times, 50), p99: percentile(times, 99), queries: len(t.queries)}
 	}
+	if res.typed, err = measureTyped(ctx, svc, set.typed); err != nil {
+		return lookupResult{}, err
+	}
 	if res.finds, err = measureFinds(ctx, svc, all); err != nil {
 		return lookupResult{}, err
 	}
 	runtime.KeepAlive(sink) // the results were used
 	return res, nil
+}
+
+// measureTyped times Service.Find with its defaults on the typed log,
+// each query once per round over three rounds (see timeRounds), and
+// counts the answers that hold typo matches.
+func measureTyped(ctx context.Context, svc *search.Service, log []benchenv.TypedQuery) (typedResult, error) {
+	r := typedResult{typoResult: typoResult{queries: len(log)}}
+	filled := 0 // over the three rounds
+	times, err := timeRounds(len(log), 3, func(i int) error {
+		res, err := svc.Find(ctx, search.Request{Dataset: search.Large, Text: log[i].Text, Limit: 10, Fuzzy: true})
+		if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Edits > 0 }) {
+			filled++
+		}
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	for _, q := range log {
+		if q.Misspelled {
+			r.misspelled++
+		}
+	}
+	r.median, r.p99, r.filled = percentile(times, 50), percentile(times, 99), filled/3
+	return r, nil
 }
 
 // timeSearch times a top-10 Search of every prefix in store: the best of

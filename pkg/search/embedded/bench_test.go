@@ -243,8 +243,8 @@ func BenchmarkFindLength(b *testing.B) {
 // own top-10 lookup too: issue 26 holds Find on exact prefixes within 2×
 // the lookup at p50 and 3× at p99. Each iteration runs every query once;
 // p50-ns and p99-ns are over the queries, each timed at its best
-// iteration (use -benchtime 3x). For the typed log, typo-filled is the
-// share of answers with typo matches, misspelled that of queries typed
+// iteration (use -benchtime 3x). typo-filled is the share of answers with
+// typo matches, typed-misspelled that of the typed log's queries typed
 // with a typo.
 func BenchmarkQuerySets(b *testing.B) {
 	s := benchmarkStore(b)
@@ -296,22 +296,27 @@ func BenchmarkQuerySets(b *testing.B) {
 			b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
 		})
 	}
-	b.Run("typed/typo-fill", func(b *testing.B) {
-		filled := 0
-		for b.Loop() {
-			filled = 0
-			for _, text := range typed {
-				res, err := find(text)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Edits > 0 }) {
-					filled++
+	for _, set := range []struct {
+		name  string
+		texts []string
+	}{{"uniform", sets.Uniform}, {"typed", typed}} {
+		b.Run(set.name+"/typo-fill", func(b *testing.B) {
+			filled := 0
+			for b.Loop() {
+				filled = 0
+				for _, text := range set.texts {
+					res, err := find(text)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Edits > 0 }) {
+						filled++
+					}
 				}
 			}
-		}
-		b.ReportMetric(100*float64(filled)/float64(len(typed)), "%typo-filled")
-		b.ReportMetric(100*float64(misspelled)/float64(len(typed)), "%misspelled")
-		b.ReportMetric(float64(len(typed)), "queries")
-	})
+			b.ReportMetric(100*float64(filled)/float64(len(set.texts)), "%typo-filled")
+			b.ReportMetric(float64(len(set.texts)), "queries")
+		})
+	}
+	b.ReportMetric(100*float64(misspelled)/float64(len(typed)), "%typed-misspelled")
 }
