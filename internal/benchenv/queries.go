@@ -15,6 +15,9 @@ type Queries struct {
 	Uniform []string // 2,000 prefixes of 3–6 letters of real slugs, each once
 	TypoOne []string // 500 real slugs of 5–6 letters with one random edit each
 	TypoTwo []string // 500 real slugs of 7 letters or more with two random edits each
+	// TypoOneOf and TypoTwoOf are the slugs that TypoOne and TypoTwo
+	// misspell, query by query: what a typo lookup should find.
+	TypoOneOf, TypoTwoOf []string
 	// Typed is a log as people type: see TypedLog.
 	Typed []TypedQuery
 	Slugs []string // every slug, sorted
@@ -54,7 +57,9 @@ func SampleQueries(cities []search.City) Queries {
 		seen[p] = true
 		q.Uniform = append(q.Uniform, p)
 	}
-	q.TypoOne, q.TypoTwo, q.Slugs = misspell(rng, slugs, 500, 1), misspell(rng, slugs, 500, 2), slugs
+	q.TypoOne, q.TypoOneOf = misspell(rng, slugs, 500, 1)
+	q.TypoTwo, q.TypoTwoOf = misspell(rng, slugs, 500, 2)
+	q.Slugs = slugs
 	q.Typed = TypedLog(cities, typedCities, rand.New(rand.NewPCG(2026, 26)))
 	return q
 }
@@ -122,11 +127,11 @@ func edit(rng *rand.Rand, s []byte, i int) []byte {
 // misspell returns n real slugs that allow edits typos (see
 // search.MaxEdits: five letters or more for one, seven for two), each with that many random edits:
 // insertions, deletions, substitutions or transpositions. The misspelled
-// query must allow them too.
-func misspell(rng *rand.Rand, slugs []string, n, edits int) []string {
-	var out []string
+// query must allow them too. It returns the slugs misspelled too.
+func misspell(rng *rand.Rand, slugs []string, n, edits int) (out, of []string) {
 	for len(out) < n {
-		s := []byte(slugs[rng.IntN(len(slugs))])
+		slug := slugs[rng.IntN(len(slugs))]
+		s := []byte(slug)
 		if search.MaxEdits(string(s)) != edits {
 			continue
 		}
@@ -134,8 +139,8 @@ func misspell(rng *rand.Rand, slugs []string, n, edits int) []string {
 			s = edit(rng, s, rng.IntN(len(s)-1))
 		}
 		if q := search.Slug(string(s)); search.MaxEdits(q) == edits {
-			out = append(out, q)
+			out, of = append(out, q), append(of, slug)
 		}
 	}
-	return out
+	return out, of
 }

@@ -623,7 +623,10 @@ func candidates(limit int) int {
 // and keeps the best q.Limit that read differently; full reports whether
 // some variant had fetch matches, so that asking for more could find more.
 func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
-	variants := Variants(q.Prefix)
+	variants := []string{q.Prefix} // on the stack: most queries have no other
+	if abbreviates(q.Prefix) {
+		variants = Variants(q.Prefix)
+	}
 	start := len(f.matches)
 	for _, v := range variants {
 		// After a space, the names in which the word ends come first:
@@ -695,7 +698,8 @@ func (req Request) query() (Query, error) {
 	// Letters count as typed or once folded, whichever are more (see
 	// queryLetters): "القا" is four letters though it folds to "lq", "東京"
 	// (two characters) folds to "dong-jing", "a-b" is two letters.
-	q.Prefix = Slug(text)
+	var folded [2 * MaxQueryRunes]byte // most queries fold in place
+	q.Prefix = string(AppendSlug(folded[:0], text))
 	if queryLetters(text, q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}

@@ -245,7 +245,7 @@ func BenchmarkFindLength(b *testing.B) {
 // p50-ns and p99-ns are over the queries, each timed at its best
 // iteration (use -benchtime 3x). typo-filled is the share of answers with
 // typo matches, typed-misspelled that of the typed log's queries typed
-// with a typo.
+// with a typo, found that of misspelled slugs whose city is in the top 10.
 func BenchmarkQuerySets(b *testing.B) {
 	s := benchmarkStore(b)
 	defer s.Close()
@@ -319,4 +319,25 @@ func BenchmarkQuerySets(b *testing.B) {
 		})
 	}
 	b.ReportMetric(100*float64(misspelled)/float64(len(typed)), "%typed-misspelled")
+	for _, set := range []struct {
+		name      string
+		texts, of []string
+	}{{"one-edit", sets.TypoOne, sets.TypoOneOf}, {"two-edit", sets.TypoTwo, sets.TypoTwoOf}} {
+		b.Run(set.name+"/recall", func(b *testing.B) {
+			found := 0
+			for b.Loop() {
+				found = 0
+				for i, text := range set.texts {
+					res, err := find(text)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Slug == set.of[i] }) {
+						found++
+					}
+				}
+			}
+			b.ReportMetric(100*float64(found)/float64(len(set.texts)), "%found")
+		})
+	}
 }
