@@ -244,8 +244,8 @@ func BenchmarkFindLength(b *testing.B) {
 // the lookup at p50 and 3× at p99. Each iteration runs every query once;
 // p50-ns and p99-ns are over the queries, each timed at its best
 // iteration (use -benchtime 3x). typo-filled is the share of answers with
-// typo matches, typed-misspelled that of the typed log's queries typed
-// with a typo, found that of misspelled slugs whose city is in the top 10.
+// typo matches, misspelled that of the typed log's queries typed with a
+// typo, found that of misspelled slugs whose city is in the top 10.
 func BenchmarkQuerySets(b *testing.B) {
 	s := benchmarkStore(b)
 	defer s.Close()
@@ -296,48 +296,35 @@ func BenchmarkQuerySets(b *testing.B) {
 			b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
 		})
 	}
-	for _, set := range []struct {
-		name  string
-		texts []string
-	}{{"uniform", sets.Uniform}, {"typed", typed}} {
-		b.Run(set.name+"/typo-fill", func(b *testing.B) {
-			filled := 0
-			for b.Loop() {
-				filled = 0
-				for _, text := range set.texts {
-					res, err := find(text)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Edits > 0 }) {
-						filled++
-					}
+	// share is the percentage of the answers to texts that some hit of
+	// makes what the test asks: hit(i, h) for the i-th text.
+	share := func(b *testing.B, texts []string, hit func(i int, h search.Hit) bool) float64 {
+		n := 0
+		for b.Loop() {
+			n = 0
+			for i, text := range texts {
+				res, err := find(text)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return hit(i, h) }) {
+					n++
 				}
 			}
-			b.ReportMetric(100*float64(filled)/float64(len(set.texts)), "%typo-filled")
-			b.ReportMetric(float64(len(set.texts)), "queries")
-		})
+		}
+		return 100 * float64(n) / float64(len(texts))
 	}
-	b.ReportMetric(100*float64(misspelled)/float64(len(typed)), "%typed-misspelled")
-	for _, set := range []struct {
-		name      string
-		texts, of []string
-	}{{"one-edit", sets.TypoOne, sets.TypoOneOf}, {"two-edit", sets.TypoTwo, sets.TypoTwoOf}} {
-		b.Run(set.name+"/recall", func(b *testing.B) {
-			found := 0
-			for b.Loop() {
-				found = 0
-				for i, text := range set.texts {
-					res, err := find(text)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Slug == set.of[i] }) {
-						found++
-					}
-				}
-			}
-			b.ReportMetric(100*float64(found)/float64(len(set.texts)), "%found")
-		})
-	}
+	typo := func(_ int, h search.Hit) bool { return h.Edits > 0 }
+	b.Run("uniform/typo-fill", func(b *testing.B) { b.ReportMetric(share(b, sets.Uniform, typo), "%typo-filled") })
+	b.Run("typed/typo-fill", func(b *testing.B) {
+		b.ReportMetric(share(b, typed, typo), "%typo-filled")
+		b.ReportMetric(100*float64(misspelled)/float64(len(typed)), "%misspelled")
+		b.ReportMetric(float64(len(typed)), "queries")
+	})
+	b.Run("one-edit/recall", func(b *testing.B) {
+		b.ReportMetric(share(b, sets.TypoOne, func(i int, h search.Hit) bool { return h.Slug == sets.TypoOneOf[i] }), "%found")
+	})
+	b.Run("two-edit/recall", func(b *testing.B) {
+		b.ReportMetric(share(b, sets.TypoTwo, func(i int, h search.Hit) bool { return h.Slug == sets.TypoTwoOf[i] }), "%found")
+	})
 }
