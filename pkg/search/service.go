@@ -299,9 +299,9 @@ const (
 // typoFreeMatches is how many prefix matches an answer of limit needs for
 // no typo matches to be looked for: half of it. A correctly typed prefix
 // with that many matches ("lauderhill", six) is what the person meant;
-// padding it with typos changes no judged case (docs/relevance.md: with 4
-// or 5 for a limit of 10 every figure stays, with 3 a typo case drops)
-// and costs a typo walk, the most a Find does.
+// padding it with typos changes no judged case (docs/ranking.md: with 4
+// or 5 for a limit of 10 every figure stays, with 3 "bogata" loses
+// Bogotá) and costs a typo walk, the most a Find does.
 func typoFreeMatches(limit int) int {
 	return (limit + 1) / 2
 }
