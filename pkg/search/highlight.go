@@ -1,6 +1,11 @@
 package search
 
-import "unicode/utf8"
+import (
+	"sync"
+	"unicode/utf8"
+
+	"github.com/gosimple/unidecode"
+)
 
 // Span is the part of a name that a query matched, in code points (not
 // bytes): runes [Start, End) of the name.
@@ -35,9 +40,11 @@ func MatchSpanAt(name string, offset, n int) Span {
 	return foldedSpan(name, offset, n)
 }
 
-// foldedSpan is MatchSpanAt for any name: it folds ever longer prefixes.
+// foldedSpan is MatchSpanAt for any name: it folds the name one rune at
+// a time, counting the bytes that the slug of each prefix has (see
+// slugLength), as AppendSlug transliterates rune by rune.
 func foldedSpan(name string, offset, n int) Span {
-	var buf [64]byte
+	var folded slugLength
 	start, runes := -1, 0
 	lead := -1 // the first of the letters before start that fold to nothing
 	for i, r := range name {
@@ -46,11 +53,11 @@ func foldedSpan(name string, offset, n int) Span {
 		if r == utf8.RuneError {
 			end = i + 1
 		}
-		folded := len(AppendSlug(buf[:0], name[:end]))
+		folded.add(name[i:end])
 		if start < 0 {
-			if folded <= offset {
+			if folded.n <= offset {
 				switch {
-				case folded < offset || !otherScriptLetter(r):
+				case folded.n < offset || !otherScriptLetter(r):
 					lead = -1
 				case lead < 0:
 					lead = runes - 1
@@ -62,7 +69,7 @@ func foldedSpan(name string, offset, n int) Span {
 				start = lead
 			}
 		}
-		if folded >= offset+n {
+		if folded.n >= offset+n {
 			return Span{Start: start, End: runes}
 		}
 	}
@@ -70,6 +77,64 @@ func foldedSpan(name string, offset, n int) Span {
 		return Span{}
 	}
 	return Span{Start: start, End: runes}
+}
+
+// slugLength is the length of the slug of a text fed to it rune by rune:
+// len(AppendSlug(nil, text)) without folding the text again for each rune
+// (a prefix's slug is a prefix of the longer text's slug, but for the '-'
+// of a gap, written only once a letter follows it).
+type slugLength struct {
+	n   int
+	gap bool // a separator since the last letter or digit
+}
+
+// add feeds the text of one rune.
+func (l *slugLength) add(r string) {
+	if len(r) == 1 && r[0] < utf8.RuneSelf {
+		l.addByte(r[0])
+		return
+	}
+	t := transliterate(r)
+	for i := 0; i < len(t); i++ {
+		l.addByte(t[i])
+	}
+}
+
+// transliterate returns unidecode.Unidecode(r) for the text of one rune:
+// looked up for the letters of Latin names, whose transliteration
+// otherwise costs an allocation each.
+func transliterate(r string) string {
+	if c, _ := utf8.DecodeRuneInString(r); c < latinEnd && len(r) > 1 {
+		return latinTransliterations()[c]
+	}
+	return unidecode.Unidecode(r)
+}
+
+// latinEnd is where the Latin letters of the table end: Latin-1,
+// Latin Extended-A and -B.
+const latinEnd = 0x250
+
+var latinTransliterations = sync.OnceValue(func() *[latinEnd]string {
+	var t [latinEnd]string
+	for c := rune(utf8.RuneSelf); c < latinEnd; c++ {
+		t[c] = unidecode.Unidecode(string(c))
+	}
+	return &t
+})
+
+// addByte feeds one byte of a transliteration, as AppendSlug folds it.
+func (l *slugLength) addByte(c byte) {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		if l.gap && l.n > 0 {
+			l.n++ // the '-' that the gap becomes
+		}
+		l.gap = false
+		l.n++
+	case c == '\'' || c == '`':
+	default:
+		l.gap = true
+	}
 }
 
 func isASCII(s string) bool {

@@ -1,6 +1,9 @@
 package search
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 // The fast path for ASCII names gives the spans that folding prefixes does.
 func FuzzASCIISpan(f *testing.F) {
@@ -13,6 +16,27 @@ func FuzzASCIISpan(f *testing.F) {
 		}
 		if got, want := asciiSpan(name, offset, n), foldedSpan(name, offset, n); got != want {
 			t.Fatalf("name %q offset %d n %d: ASCII path %+v, folding %+v", name, offset, n, got, want)
+		}
+	})
+}
+
+// Folding rune by rune counts the bytes of the slug of every prefix of a
+// name, as folding the prefix does: what foldedSpan counts on.
+func FuzzSlugLength(f *testing.F) {
+	for _, s := range []string{"Zürich", "São Paulo", "القاهرة", "東京", "Þórshöfn", " ßtraße-x", "a\xffb", "\ufffd é", "Xi'an--Ö"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		var l slugLength
+		for i, r := range name {
+			end := i + utf8.RuneLen(r)
+			if r == utf8.RuneError {
+				end = i + 1
+			}
+			l.add(name[i:end])
+			if want := len(Slug(name[:end])); l.n != want {
+				t.Fatalf("name %q to byte %d: rune by rune %d bytes, folded %d", name, end, l.n, want)
+			}
 		}
 	})
 }

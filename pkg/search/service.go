@@ -40,8 +40,8 @@ type Request struct {
 	// comma-separated list of ISO codes or English names, as
 	// ParseCountries reads it.
 	Countries string
-	// Fuzzy adds typo matches when the prefix matches do not fill the
-	// answer (see MaxEdits), ranked with them by Score.
+	// Fuzzy adds typo matches when the prefix matches do not fill half
+	// the answer (see MaxEdits), ranked with them by Score.
 	Fuzzy bool
 	// Near, when not nil, is where the person is: nearby cities rank
 	// higher (see DefaultBiasScale), and every hit says how far it is.
@@ -121,12 +121,12 @@ type NameMatch struct {
 	Former bool
 }
 
-// hit returns the Hit of f, whose key the first n bytes of the query
+// setHit makes *h the Hit of f, whose key the first n bytes of the query
 // matched, with its distance to near when there is one, in the languages
 // of loc (see localizer): the match span is of the name shown when the
-// query matched it.
-func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
-	h := Hit{City: f.City, Edits: edits}
+// query matched it. It writes in place: a Hit is a few hundred bytes.
+func setHit(h *Hit, f *Found, n, edits int, near *Point, loc *localizer) {
+	*h = Hit{City: f.City, Edits: edits}
 	if edits > 0 {
 		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
 	}
@@ -154,12 +154,11 @@ func hit(f *Found, n, edits int, near *Point, loc *localizer) Hit {
 		span := MatchSpanAt(matched, f.Key.Offset, min(n, len(slug)))
 		h.Matched = &NameMatch{Name: matched, Span: span, Former: formerName(&f.City, matched)}
 	}
-	return h
 }
 
 // Service answers the questions people type: it validates and folds a
 // Request once, asks the store for the prefix matches, adds typo matches
-// when they are wanted and the prefix matches do not fill the answer, and
+// when they are wanted and the prefix matches do not fill half the answer, and
 // fills the match spans. It is safe for concurrent use.
 type Service struct {
 	store Store
@@ -243,11 +242,11 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 		return s.find(ctx, f, q, req, true, true)
 	}
 	// Typos are looked for in the whole query: not once its last words
-	// were read as a place. A query whose prefix matches fill the answer
-	// was most likely typed right, and the typo walk costs more than the
-	// prefix search: it is left out.
+	// were read as a place. A query whose prefix matches fill half the
+	// answer was most likely typed right (see typoFreeMatches), and the
+	// typo walk costs more than the prefix search: it is left out.
 	edits := typoBudget(f.text, found) // of what was typed, not of its folding
-	if req.Fuzzy && edits > 0 && len(found) < q.Limit && res.Qualifier == "" && f.walkable(q.Prefix) {
+	if req.Fuzzy && edits > 0 && len(found) < typoFreeMatches(q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
 		f.walks++
 		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
 		if err != nil {
@@ -255,9 +254,9 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 		}
 		found = f.withTypos(found, typos, q, edits, b)
 	}
-	res.Hits = make([]Hit, 0, len(found))
+	res.Hits = make([]Hit, len(found))
 	for i := range found {
-		res.Hits = append(res.Hits, hit(found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc))
+		setHit(&res.Hits[i], found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc)
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
 }
@@ -296,6 +295,16 @@ const (
 	// without its last word ("paris texas usa atl" is Paris, Texas).
 	maxQualifiedReadings = 2
 )
+
+// typoFreeMatches is how many prefix matches an answer of limit needs for
+// no typo matches to be looked for: half of it. A correctly typed prefix
+// with that many matches ("lauderhill", six) is what the person meant;
+// padding it with typos changes no judged case (docs/ranking.md: with 4
+// or 5 for a limit of 10 every figure stays, with 3 "bogata" loses
+// Bogotá) and costs a typo walk, the most a Find does.
+func typoFreeMatches(limit int) int {
+	return (limit + 1) / 2
+}
 
 // walkable reports whether a typo walk for prefix is within the bounds
 // of the Find: short enough, and walks left.
@@ -359,7 +368,10 @@ func listedFound(found []variantFound, c *City) bool {
 // sameLine reports whether a and b are one place, or would read the same
 // in a list of suggestions.
 func sameLine(a, b *City) bool {
-	return (a.Name == b.Name && a.Subcountry == b.Subcountry && a.Country == b.Country) || a.Key() == b.Key()
+	// The same name or the same Key, field by field: both share the
+	// subcountry and the country, and names differ most often.
+	return (a.Name == b.Name || a.Slug == b.Slug && a.CountryCode == b.CountryCode && a.Region == b.Region) &&
+		a.Subcountry == b.Subcountry && a.Country == b.Country
 }
 
 // variantFound is a city found through one variant of a query, or
@@ -376,9 +388,12 @@ type variantFound struct {
 type finder struct {
 	store Store
 	found []Found
-	ended bool   // the query ends in a space (see compareRanked)
-	text  string // the text typed that the query being answered stands for (see typoBudget)
-	loc   *localizer
+	// matches holds the matches of every fetch, scored, appended to as
+	// found is (see fetch).
+	matches []variantFound
+	ended   bool   // the query ends in a space (see compareRanked)
+	text    string // the text typed that the query being answered stands for (see typoBudget)
+	loc     *localizer
 
 	// clipped is set when a store answered as many prefix matches as it
 	// was asked for, so that it may have more (see Result.Complete).
@@ -388,7 +403,9 @@ type finder struct {
 	walks, readings int
 }
 
-var finders = sync.Pool{New: func() any { return &finder{found: make([]Found, 0, 64)} }}
+var finders = sync.Pool{New: func() any {
+	return &finder{found: make([]Found, 0, 64), matches: make([]variantFound, 0, 64)}
+}}
 
 func newFinder(store Store) *finder {
 	f := finders.Get().(*finder)
@@ -398,11 +415,12 @@ func newFinder(store Store) *finder {
 
 // release returns f to the pool; nothing may use what it found after.
 func (f *finder) release() {
-	if cap(f.found) > 4*MaxLimit {
+	if cap(f.found) > 4*MaxLimit || cap(f.matches) > 4*MaxLimit {
 		return // a rare huge answer: let it go
 	}
 	clear(f.found) // no strings of an old snapshot kept alive
-	f.found, f.store, f.ended, f.text, f.loc = f.found[:0], nil, false, "", nil
+	clear(f.matches)
+	f.found, f.matches, f.store, f.ended, f.text, f.loc = f.found[:0], f.matches[:0], nil, false, "", nil
 	f.walks, f.readings = 0, 0
 	finders.Put(f)
 }
@@ -605,8 +623,11 @@ func candidates(limit int) int {
 // and keeps the best q.Limit that read differently; full reports whether
 // some variant had fetch matches, so that asking for more could find more.
 func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantFound, full bool, err error) {
-	variants := Variants(q.Prefix)
-	var out []variantFound
+	variants := []string{q.Prefix} // on the stack: most queries have no other
+	if abbreviates(q.Prefix) {
+		variants = Variants(q.Prefix)
+	}
+	start := len(f.matches)
 	for _, v := range variants {
 		// After a space, the names in which the word ends come first:
 		// ask for them on their own too, so that longer single words
@@ -623,14 +644,13 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 				return nil, false, err
 			}
 			full = full || len(found) == fetch
-			if out == nil {
-				out = make([]variantFound, 0, len(found)*len(variants))
-			}
 			for i := range found {
-				out = append(out, f.scored(&found[i], v, 0))
+				f.matches = append(f.matches, f.scored(&found[i], v, 0))
 			}
 		}
 	}
+	// Later fetches append after these, as search does after its answers.
+	out := f.matches[start:len(f.matches):len(f.matches)]
 	slices.SortStableFunc(out, func(a, b variantFound) int { return compareRanked(&a, &b, f.ended) })
 	kept = out[:0]
 	for i := range out {
@@ -678,7 +698,8 @@ func (req Request) query() (Query, error) {
 	// Letters count as typed or once folded, whichever are more (see
 	// queryLetters): "القا" is four letters though it folds to "lq", "東京"
 	// (two characters) folds to "dong-jing", "a-b" is two letters.
-	q.Prefix = Slug(text)
+	var folded [2 * MaxQueryRunes]byte // most queries fold in place
+	q.Prefix = string(AppendSlug(folded[:0], text))
 	if queryLetters(text, q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}

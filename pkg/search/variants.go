@@ -25,6 +25,9 @@ const maxVariants = 4
 // maxVariants.
 func Variants(prefix string) []string {
 	out := []string{prefix}
+	if !abbreviates(prefix) {
+		return out
+	}
 	words := strings.Split(prefix, "-")
 	for i, w := range words {
 		last := i == len(words)-1
@@ -49,4 +52,20 @@ func Variants(prefix string) []string {
 		}
 	}
 	return out
+}
+
+// abbreviates reports whether a word of prefix is a form of abbreviations,
+// so that Variants has more than prefix to give: most queries have none,
+// and are not split into words for nothing.
+func abbreviates(prefix string) bool {
+	for prefix != "" {
+		w, rest, _ := strings.Cut(prefix, "-")
+		for _, pair := range abbreviations {
+			if w == pair[0] || w == pair[1] {
+				return true
+			}
+		}
+		prefix = rest
+	}
+	return false
 }

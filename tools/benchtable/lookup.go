@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cityfinder/cityfinder/internal/benchenv"
 	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
@@ -63,13 +63,14 @@ type prefixSet struct {
 	sampled []string // 2,000 prefixes of 3–6 letters of real slugs
 	typoOne []string // 500 real slugs of 5–6 letters with one random edit each
 	typoTwo []string // 500 real slugs of 7 letters or more with two random edits each
+	typed   []benchenv.TypedQuery
 	slugs   []string // every slug, sorted: the baseline's index
 }
 
 func (p prefixSet) all() []string { return append(slices.Clone(p.sampled), heavyPrefixes...) }
 
-// samplePrefixes reads every slug of the imported file and samples the
-// query prefixes from them with a fixed seed.
+// samplePrefixes reads every city of the imported file and samples the
+// query sets from them (see benchenv.SampleQueries).
 func samplePrefixes(storeDir string) (prefixSet, error) {
 	path, err := datasetPathFromStore(storeDir)
 	if err != nil {
@@ -88,65 +89,8 @@ func samplePrefixes(storeDir string) (prefixSet, error) {
 	if err != nil {
 		return prefixSet{}, err
 	}
-	slugs := make([]string, len(cities))
-	for i := range cities {
-		slugs[i] = cities[i].Slug
-	}
-	sort.Strings(slugs)
-	rng := rand.New(rand.NewPCG(2026, 11))
-	seen := map[string]bool{}
-	var sampled []string
-	for len(sampled) < 2000 {
-		s := slugs[rng.IntN(len(slugs))]
-		n := 3 + rng.IntN(4)
-		if len(s) < n {
-			continue
-		}
-		p := strings.TrimRight(s[:n], "-")
-		if len(p)-strings.Count(p, "-") < 3 || seen[p] { // the API wants 3 letters
-			continue
-		}
-		seen[p] = true
-		sampled = append(sampled, p)
-	}
-	return prefixSet{
-		sampled: sampled,
-		typoOne: misspell(rng, slugs, 500, 1),
-		typoTwo: misspell(rng, slugs, 500, 2),
-		slugs:   slugs,
-	}, nil
-}
-
-// misspell returns n real slugs that allow edits typos (see
-// search.MaxEdits: five letters or more for one, seven for two), each with that many random edits:
-// insertions, deletions, substitutions or transpositions. The misspelled
-// query must allow them too.
-func misspell(rng *rand.Rand, slugs []string, n, edits int) []string {
-	const letters = "abcdefghijklmnopqrstuvwxyz"
-	var out []string
-	for len(out) < n {
-		s := []byte(slugs[rng.IntN(len(slugs))])
-		if search.MaxEdits(string(s)) != edits {
-			continue
-		}
-		for range edits {
-			i := rng.IntN(len(s) - 1)
-			switch rng.IntN(4) {
-			case 0:
-				s = slices.Insert(s, i, letters[rng.IntN(26)])
-			case 1:
-				s = slices.Delete(s, i, i+1)
-			case 2:
-				s[i] = letters[rng.IntN(26)]
-			default:
-				s[i], s[i+1] = s[i+1], s[i]
-			}
-		}
-		if q := search.Slug(string(s)); search.MaxEdits(q) == edits {
-			out = append(out, q)
-		}
-	}
-	return out
+	q := benchenv.SampleQueries(cities)
+	return prefixSet{sampled: q.Uniform, typoOne: q.TypoOne, typoTwo: q.TypoTwo, typed: q.Typed, slugs: q.Slugs}, nil
 }
 
 // datasetPathFromStore finds the generated file beside the store directory.
@@ -166,6 +110,13 @@ type lookupResult struct {
 	typoOne, typoTwo                  typoResult
 	finds                             findResults // Service.Find: plain, biased, boxed, qualified
 	places                            placesResult
+	typed                             typedResult
+}
+
+// typedResult times Service.Find on the typed log (see benchenv.TypedLog).
+type typedResult struct {
+	typoResult
+	misspelled, filled int // queries typed with a typo; answers with typo matches
 }
 
 // typoResult times lookups of misspelled queries with typo matching on.
@@ -232,6 +183,9 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		}
 		*t.res = typoResult{median: percentile(times, 50), p99: percentile(times, 99), queries: len(t.queries)}
 	}
+	if res.typed, err = measureTyped(ctx, svc, set.typed); err != nil {
+		return lookupResult{}, err
+	}
 	if res.finds, err = measureFinds(ctx, svc, all); err != nil {
 		return lookupResult{}, err
 	}
@@ -240,6 +194,31 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 	}
 	runtime.KeepAlive(sink) // the results were used
 	return res, nil
+}
+
+// measureTyped times Service.Find with its defaults on the typed log,
+// each query once per round over three rounds (see timeRounds), and
+// counts the answers that hold typo matches.
+func measureTyped(ctx context.Context, svc *search.Service, log []benchenv.TypedQuery) (typedResult, error) {
+	r := typedResult{typoResult: typoResult{queries: len(log)}}
+	filled := 0 // over the three rounds
+	times, err := timeRounds(len(log), 3, func(i int) error {
+		res, err := svc.Find(ctx, search.Request{Dataset: search.Large, Text: log[i].Text, Limit: 10, Fuzzy: true})
+		if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Edits > 0 }) {
+			filled++
+		}
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	for _, q := range log {
+		if q.Misspelled {
+			r.misspelled++
+		}
+	}
+	r.median, r.p99, r.filled = percentile(times, 50), percentile(times, 99), filled/3
+	return r, nil
 }
 
 // timeSearch times a top-10 Search of every prefix in store: the best of

@@ -56,6 +56,14 @@ func printReport(w io.Writer, r *report, conns int) {
 	row(w, "6", "allocations: lookup (san, heavy / zuri, scanned)", allocs(r.lookupAllocs.heavy)+" / "+allocs(r.lookupAllocs.light), "", "", "none per match scanned",
 		r.lookupAllocs.light.AllocsPerOp() <= r.lookupAllocs.heavy.AllocsPerOp())
 	row(w, "6", "allocations: /search handler (san / zuri)", allocs(r.handlerAllocs.heavy)+" / "+allocs(r.handlerAllocs.light), "", "", "", true)
+	f := l.finds.plain
+	row(w, "4", fmt.Sprintf("Service.Find with defaults on the %d prefixes, median / p99 (each once a round, see timeRounds)", l.queries),
+		us(f.median)+" / "+us(f.p99), "top-10 lookup: "+us(l.median)+" / "+us(l.p99),
+		ratio(f.median, l.median)+" / "+ratio(f.p99, l.p99), "≤ 2× / ≤ 3×", f.median <= 2*l.median && f.p99 <= 3*l.p99)
+	t := l.typed
+	row(w, "4", fmt.Sprintf("Service.Find with defaults on the typed log: %d queries, %.0f%% typed with a typo, %.0f%% of answers with typo matches; median / p99",
+		t.queries, 100*float64(t.misspelled)/float64(t.queries), 100*float64(t.filled)/float64(t.queries)),
+		us(t.median)+" / "+us(t.p99), "on the prefixes: "+us(f.median)+" / "+us(f.p99), ratio(t.median, f.median)+" / "+ratio(t.p99, f.p99), "", true)
 	printFinds(w, l)
 	printPlaces(w, r, conns)
 	printEnriched(w, r)
