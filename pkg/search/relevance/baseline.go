@@ -19,6 +19,9 @@ type Baseline struct {
 	cities []search.City
 	keys   []baselineKey // sorted by slug
 	ids    map[uint32]bool
+	// sections are the ids of sections of populated places (see
+	// SectionCode), which Largest leaves out.
+	sections map[uint32]bool
 }
 
 // baselineKey is one folded name of cities[city].
@@ -84,11 +87,15 @@ func (b *Baseline) Has(id uint32) bool {
 }
 
 // Largest returns the n most populous cities indexed, each GeoNames id
-// once (ties: lower id), leaving out cities without an id.
+// once (ties: lower id), leaving out cities without an id and sections of
+// populated places: a district is part of a place that counts already,
+// and GeoNames may give it the whole city's population (Zagreb - Centar
+// has 800,000, Zagreb 698,966), so that it comes first where a person
+// means the city. Top still lists them.
 func (b *Baseline) Largest(n int) []search.City {
 	order := make([]int, 0, len(b.cities))
 	for i := range b.cities {
-		if b.cities[i].ID != 0 {
+		if b.cities[i].ID != 0 && !b.sections[b.cities[i].ID] {
 			order = append(order, i)
 		}
 	}

@@ -2,7 +2,9 @@ package relevance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/cityfinder/cityfinder/pkg/importer"
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -37,13 +39,66 @@ func (src Sources) Request(d search.Dataset) importer.Request {
 }
 
 // Import imports dataset d from src into store (see Sources.Request) and
-// returns the baseline over the cities that the import handed the store.
+// returns the baseline over the cities that the import handed the store,
+// knowing the sections of populated places of the GeoNames dump that
+// names d's places (see Baseline.Largest).
 func Import(ctx context.Context, store search.Store, d search.Dataset, src Sources) (*Baseline, error) {
 	rec := &recorder{Store: store}
 	if _, err := (&importer.Importer{Store: rec}).Import(ctx, src.Request(d)); err != nil {
 		return nil, fmt.Errorf("relevance: %w", err)
 	}
-	return NewBaseline(rec.cities), nil
+	b := NewBaseline(rec.cities)
+	dump := src.GeoNames
+	if d == search.Large {
+		dump = src.LargeFile
+	}
+	if dump == "" {
+		return b, nil
+	}
+	var err error
+	if b.sections, err = ReadSections(dump); err != nil {
+		return nil, fmt.Errorf("relevance: %w", err)
+	}
+	return b, nil
+}
+
+// SectionCode is GeoNames' feature code of a section of a populated place:
+// a district of a city, such as Zagreb - Centar or the St Petersburg
+// district Kalininskiy.
+const SectionCode = "PPLX"
+
+// ReadSections returns the ids of the sections of populated places (see
+// SectionCode) in the GeoNames dump at path; none for a file of another
+// format (a MaxMind file has no feature codes).
+func ReadSections(path string) (map[uint32]bool, error) {
+	in, err := importer.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	r, err := importer.NewGeoNamesReader(in, importer.ReaderOptions{})
+	switch {
+	case errors.Is(err, importer.ErrHeader):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	sections := map[uint32]bool{}
+	var batch []importer.Place
+	for {
+		batch, err = r.ReadBatch(batch[:0])
+		for i := range batch {
+			if batch[i].FeatureCode == SectionCode {
+				sections[batch[i].ID] = true
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return sections, nil
+		case err != nil:
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 }
 
 // recorder is a store that keeps a copy of the cities it loads: only for

@@ -2,6 +2,7 @@ package relevance_test
 
 import (
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -237,7 +238,7 @@ func TestKeystrokeFiguresAndFloors(t *testing.T) {
 	if err := k.Write(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"later than population order 2, sooner 1", `"Zagreb…" after 7 letters, "Zag" in population order`} {
+	for _, s := range []string{"later than population order 2 (and 0 behind places of about their size), sooner 1", `"Zagreb…" after 7 letters, "Zag" in population order`} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("report %q, want it to say %q", out.String(), s)
 		}
@@ -264,5 +265,56 @@ func TestKeystrokeFiguresAndFloors(t *testing.T) {
 	}
 	if drops := floors.Check(&relevance.Keystrokes{Dataset: search.Small}); len(drops) != 1 || !strings.Contains(drops[0], "no floor") {
 		t.Errorf("drops %v for a dataset without floors, want one saying so", drops)
+	}
+}
+
+// TestKeystrokesCountTiesApart checks that a place that waits only behind
+// places of about its size is counted apart, listed as tied, and still
+// held to the floor of all the places that wait.
+func TestKeystrokesCountTiesApart(t *testing.T) {
+	k := relevance.Keystrokes{Dataset: search.Large, Places: []relevance.Typed{
+		{City: search.City{ID: 1, Name: "Nagpur", Population: 2_228_018}, Find: 4, Baseline: 3, Tied: true,
+			Instead: search.City{ID: 2, Name: "Nagoya", Population: 2_191_279}},
+		{City: search.City{ID: 3, Name: "Durgapur", Population: 518_872}, Find: 5, Baseline: 4,
+			Instead: search.City{ID: 4, Name: "Durg", Population: 255_283}},
+	}}
+	if got, want := k.Figures(), (relevance.KeystrokeFigures{Places: 2, Later: 1, Tied: 1, Mean: 4.5, BaselineMean: 3.5}); got != want {
+		t.Errorf("figures %+v, want %+v", got, want)
+	}
+	var out strings.Builder
+	if err := k.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"later than population order 1 (and 1 behind places of about their size)", "first Nagoya,  #2 (98% of its size) (tied)", "first Durg,  #4 (49% of its size)\n"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report %q, want it to say %q", out.String(), s)
+		}
+	}
+	floors := relevance.KeystrokeFloors{search.Large: {Places: 2, Later: 1, Tied: 0, Mean: 4.5}}
+	if joined := strings.Join(floors.Check(&k), "\n"); !strings.Contains(joined, "2 places later than population order, tied ones included, above the floor of 1") {
+		t.Errorf("drops %q, want one for the tied place above the floor", joined)
+	}
+}
+
+func TestReadSections(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cities.txt")
+	rows := "6618983\tZagreb - Centar\tZagreb - Centar\t\t45.81\t15.97\tP\tPPLX\tHR\t\t21\t\t\t\t800000\t\t\tEurope/Zagreb\t2019-09-05\n" +
+		"3186886\tZagreb\tZagreb\tZagrabia\t45.81\t15.97\tP\tPPLC\tHR\t\t21\t\t\t\t698966\t\t158\tEurope/Zagreb\t2019-09-05\n"
+	if err := os.WriteFile(path, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sections, err := relevance.ReadSections(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sections) != 1 || !sections[6618983] {
+		t.Errorf("sections %v, want Zagreb - Centar (#6618983) alone", sections)
+	}
+	other := filepath.Join(t.TempDir(), "cities.csv")
+	if err := os.WriteFile(other, []byte("name,country,subcountry,geonameid\nZagreb,Croatia,Zagreb,3186886\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sections, err := relevance.ReadSections(other); err != nil || len(sections) != 0 {
+		t.Errorf("sections %v, %v for an okfn CSV, want none and no error", sections, err)
 	}
 }
