@@ -8,10 +8,12 @@ const (
 	// more: GeoNames lists the names of a place in the languages of the
 	// people who speak of it, so how many it has says how well known it is
 	// (Firenze has 75, Florence, Alabama 16, Srīkākulam 3; half the places
-	// have 2 or fewer). "abu " lists Abu Dhabi (603,000, 75 names) before
-	// Abū Ghurayb (900,000, 18). Fewer names per step would let fame undo
-	// population order among cities of a size more often than it helps.
-	FameNames = 40
+	// have 2 or fewer). "abu " lists Abu Dhabi (603,000, 45 names kept)
+	// before Abū Ghurayb (900,000, 12), which 60 would not. Fewer names
+	// per step let fame undo population order among cities of a size
+	// more often than it helps: at 40, "sur" listed Surabaya (2.4M, 19
+	// names) before Sūrat (2.9M, 7) and "sara" Sarajevo before Saratov.
+	FameNames = 50
 	// KnownNames is how many alternate names make a place well known
 	// enough for a match of one of them, from KnownLetters letters, to
 	// count as its name; fewer count as the square of their share

@@ -58,6 +58,8 @@ func TestScoreOrdersWhatPeopleMean(t *testing.T) {
 			scoreOf{"geneva", altKey("geneva"), 183981, 48, 0}, scoreOf{"geneva", mainKey("geneva"), 21495, 12, 0}},
 		{"a place known in many languages beats a namesake of its size",
 			scoreOf{"abu-", mainKey("abu-dhabi"), 603492, 75, 0}, scoreOf{"abu-", mainKey("abu-ghurayb"), 900000, 18, 0}},
+		{"fame does not undo the population order of cities a fifth apart",
+			scoreOf{"sur", mainKey("surat"), 2894504, 7, 0}, scoreOf{"sur", mainKey("surabaya"), 2374658, 19, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if b, w := tc.better.score(), tc.worse.score(); b <= w {
