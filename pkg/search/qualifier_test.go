@@ -53,6 +53,9 @@ func qualifiedCities() []search.City {
 		in("San Jose", "United States", "us", "California", "CA", 945942),
 		in("Perth", "Australia", "au", "Western Australia", "08", 1896548),
 		in("Perth", "United Kingdom", "gb", "Scotland", "SCT", 47180),
+		in("Santiago", "Chile", "cl", "Santiago Metropolitan", "12", 4837295),
+		in("Villa Presidente Frei, Ñuñoa, Santiago, Chile", "Chile", "cl", "Santiago Metropolitan", "12", 15000),
+		in("Santiago Citendejé", "Mexico", "mx", "México", "15", 5414),
 	}
 }
 
@@ -110,6 +113,10 @@ func TestFindReadsQualifiersAsTheyAreTyped(t *testing.T) {
 		{"a letter being typed: the words before", "paris, t", "", []string{"Paris, Île-de-France, fr", "Paris, Texas, us"}},
 		{"a division whose country is being typed", "paris, texas, u", "region:texas", []string{"Paris, Texas, us"}},
 		{"nothing named: the words before", "paris atlantis", "", []string{"Paris, Île-de-France, fr", "Paris, Texas, us"}},
+		// The whole text is a later word of a suburb's name: the country it
+		// names still qualifies the city the text starts with.
+		{"a country after a name that a suburb's ends with", "santiago chile", "country:cl",
+			[]string{"Santiago, Santiago Metropolitan, cl", "Villa Presidente Frei, Ñuñoa, Santiago, Chile, Santiago Metropolitan, cl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, res := mustFindPlaces(t, svc, tc.text)

@@ -225,10 +225,18 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	found, err := f.ranked(ctx, q, b)
 	res := Result{Dataset: q.Dataset, Prefix: Unmarked(q.Prefix)}
 	res.Complete = !f.clipped && len(found) < q.Limit
-	if err == nil && len(found) == 0 && qualified && f.readings < maxQualifiedReadings {
+	// Matches at a later word only ("santiago chile" inside "Villa
+	// Presidente Frei, Ñuñoa, Santiago, Chile") do not name the city the
+	// text starts with: its last words may still name where it is, and
+	// the city they qualify comes before them.
+	if err == nil && laterWordsOnly(found) && qualified && f.readings < maxQualifiedReadings {
 		f.readings++
-		found, res.Qualifier, err = f.qualified(ctx, q, b)
-		res.Complete = res.Complete && res.Qualifier == ""
+		var inPlace []variantFound
+		var label string
+		if inPlace, label, err = f.qualified(ctx, q, b); err == nil && len(inPlace) > 0 {
+			found, res.Qualifier = inPlace, label
+			res.Complete = false
+		}
 	}
 	if err != nil {
 		return Result{}, err
@@ -259,6 +267,17 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 		setHit(&res.Hits[i], found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc)
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
+}
+
+// laterWordsOnly reports whether every match found (none included) is at
+// a later word of its name rather than at its start.
+func laterWordsOnly(found []variantFound) bool {
+	for i := range found {
+		if !found[i].Key.Word() {
+			return false
+		}
+	}
+	return true
 }
 
 // orCityPart returns res, or when it found nothing and fallback is set,
