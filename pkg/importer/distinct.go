@@ -62,9 +62,12 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 type keyTable struct {
 	// withID makes a city's id part of its Key: for cities whose region is
 	// yet to be named, by their id among others (see geonamesRegions).
-	withID  bool
-	heads   headTable // the last entry of a hash
-	entries []keyEntry
+	withID bool
+	heads  headTable // the last entry of a hash
+	// entries are in blocks of entryBlock, so that millions of them
+	// never copy as they grow.
+	entries [][]keyEntry
+	n       int32 // entries held
 	blocks  [][]byte
 	areas   []keyArea
 	areaOf  map[keyArea]uint32
@@ -85,6 +88,12 @@ type keyEntry struct {
 	id         uint32
 	population int64
 }
+
+// entryBlock is how many entries a block of keyTable.entries holds.
+const entryBlock = 1 << 14
+
+// entry returns entry i.
+func (t *keyTable) entry(i int32) *keyEntry { return &t.entries[i/entryBlock][i%entryBlock] }
 
 // keyBlock is the size of a block of keys; a longer key gets a block of
 // its own.
@@ -116,8 +125,8 @@ func (t *keyTable) better(c *search.City) bool {
 		h ^= (uint64(c.ID) + 1) * 0xc2b2ae3d27d4eb4f
 	}
 	head := t.heads.head(h)
-	for i := head; i >= 0; i = t.entries[i].next {
-		e := &t.entries[i]
+	for i := head; i >= 0; i = t.entry(i).next {
+		e := t.entry(i)
 		slug, name := t.text(e)
 		if e.area != area || string(slug) != c.Slug || t.withID && e.id != c.ID {
 			continue
@@ -136,9 +145,14 @@ func (t *keyTable) better(c *search.City) bool {
 		}
 		return true
 	}
-	t.entries = append(t.entries, keyEntry{next: head, area: area, population: c.Population, id: c.ID})
-	t.heads.set(h, int32(len(t.entries)-1))
-	t.write(&t.entries[len(t.entries)-1], c)
+	if t.n%entryBlock == 0 {
+		t.entries = append(t.entries, make([]keyEntry, entryBlock))
+	}
+	e := t.entry(t.n)
+	*e = keyEntry{next: head, area: area, population: c.Population, id: c.ID}
+	t.heads.set(h, t.n)
+	t.n++
+	t.write(e, c)
 	return true
 }
 
