@@ -62,12 +62,17 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 type keyTable struct {
 	// withID makes a city's id part of its Key: for cities whose region is
 	// yet to be named, by their id among others (see geonamesRegions).
-	withID  bool
-	heads   map[uint64]int32 // the last entry of a hash
-	entries []keyEntry
+	withID bool
+	heads  headTable // the last entry of a hash
+	// entries are in blocks of entryBlock, so that millions of them
+	// never copy as they grow.
+	entries [][]keyEntry
+	n       int32 // entries held
 	blocks  [][]byte
 	areas   []keyArea
 	areaOf  map[keyArea]uint32
+	// lastArea is the area of the previous city.
+	lastArea uint32
 }
 
 // keyArea is the part of a search.Key besides its slug.
@@ -84,6 +89,12 @@ type keyEntry struct {
 	population int64
 }
 
+// entryBlock is how many entries a block of keyTable.entries holds.
+const entryBlock = 1 << 14
+
+// entry returns entry i.
+func (t *keyTable) entry(i int32) *keyEntry { return &t.entries[i/entryBlock][i%entryBlock] }
+
 // keyBlock is the size of a block of keys; a longer key gets a block of
 // its own.
 const keyBlock = 1 << 20
@@ -94,27 +105,28 @@ var keySeed = maphash.MakeSeed()
 // before the best one of its Key so far (see search.BySlug), and then
 // remembers it as the best.
 func (t *keyTable) better(c *search.City) bool {
-	if t.heads == nil {
-		t.heads = make(map[uint64]int32)
+	if t.areaOf == nil {
 		t.areaOf = make(map[keyArea]uint32)
 	}
 	ka := keyArea{c.CountryCode, c.Country, c.Subcountry, c.Region}
-	area, ok := t.areaOf[ka]
-	if !ok {
-		area = uint32(len(t.areas))
-		t.areas = append(t.areas, ka)
-		t.areaOf[ka] = area
+	area := t.lastArea
+	if len(t.areas) == 0 || t.areas[area] != ka {
+		// Files list a region's cities together: most rows skip the map.
+		var ok bool
+		if area, ok = t.areaOf[ka]; !ok {
+			area = uint32(len(t.areas))
+			t.areas = append(t.areas, ka)
+			t.areaOf[ka] = area
+		}
+		t.lastArea = area
 	}
 	h := maphash.String(keySeed, c.Slug) ^ (uint64(area)+1)*0x9e3779b97f4a7c15
 	if t.withID {
 		h ^= (uint64(c.ID) + 1) * 0xc2b2ae3d27d4eb4f
 	}
-	head, ok := t.heads[h]
-	if !ok {
-		head = -1
-	}
-	for i := head; i >= 0; i = t.entries[i].next {
-		e := &t.entries[i]
+	head := t.heads.head(h)
+	for i := head; i >= 0; i = t.entry(i).next {
+		e := t.entry(i)
 		slug, name := t.text(e)
 		if e.area != area || string(slug) != c.Slug || t.withID && e.id != c.ID {
 			continue
@@ -133,9 +145,14 @@ func (t *keyTable) better(c *search.City) bool {
 		}
 		return true
 	}
-	t.entries = append(t.entries, keyEntry{next: head, area: area, population: c.Population, id: c.ID})
-	t.heads[h] = int32(len(t.entries) - 1)
-	t.write(&t.entries[len(t.entries)-1], c)
+	if t.n%entryBlock == 0 {
+		t.entries = append(t.entries, make([]keyEntry, entryBlock))
+	}
+	e := t.entry(t.n)
+	*e = keyEntry{next: head, area: area, population: c.Population, id: c.ID}
+	t.heads.set(h, t.n)
+	t.n++
+	t.write(e, c)
 	return true
 }
 

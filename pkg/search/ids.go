@@ -1,6 +1,9 @@
 package search
 
-import "strconv"
+import (
+	"math/bits"
+	"strconv"
+)
 
 // Ids of cities (see docs/api.md, "Ids"). A city keeps the id its source
 // gives it (the GeoNames id of GeoNames rows and okfn rows); a city
@@ -46,7 +49,7 @@ type idDeriver struct {
 	// taken holds each derived id given, with the full hash of the Key
 	// it was given to: a city with the same Key (a duplicate, which the
 	// store keeps once) gets the same id.
-	taken map[uint32]uint64
+	taken idTable
 }
 
 // derive sets c.ID when it has none.
@@ -54,22 +57,68 @@ func (d *idDeriver) derive(c *City) {
 	if c.ID != 0 {
 		return
 	}
-	if d.taken == nil {
-		d.taken = make(map[uint32]uint64)
-	}
 	h := keyHash(c)
 	off := uint32(h % DerivedIDBase)
 	for {
 		id := DerivedIDBase + off
-		owner, used := d.taken[id]
-		if !used {
-			d.taken[id] = h
-		}
-		if !used || owner == h {
+		if owner := d.taken.claim(id, h); owner == h {
 			c.ID = id
 			return
 		}
 		off = (off + 1) % DerivedIDBase
+	}
+}
+
+// idTable is a set of ids, each with the hash it was given to, in one flat
+// slice (open addressing, linear probing): a Load gives millions of ids,
+// and a Go map that size costs several cache misses an id.
+type idTable struct {
+	slots []idSlot
+	used  int
+	shift uint // 64 - log2(len(slots))
+}
+
+// idSlot is an id and its hash; id 0 (never derived) marks an empty slot.
+type idSlot struct {
+	id   uint32
+	hash uint64
+}
+
+// claim gives id to hash h unless it is taken, and returns the hash that
+// holds it.
+func (t *idTable) claim(id uint32, h uint64) uint64 {
+	if 4*(t.used+1) > 3*len(t.slots) {
+		t.grow()
+	}
+	s := t.find(id)
+	if s.id == id {
+		return s.hash
+	}
+	*s = idSlot{id, h}
+	t.used++
+	return h
+}
+
+// find returns the slot holding id, or the empty one where it goes.
+func (t *idTable) find(id uint32) *idSlot {
+	mask := len(t.slots) - 1
+	for i := int((uint64(id) * 0x9e3779b97f4a7c15) >> t.shift); ; i = (i + 1) & mask {
+		if s := &t.slots[i]; s.id == id || s.id == 0 {
+			return s
+		}
+	}
+}
+
+// grow doubles the table (or makes its first one) and moves every slot.
+func (t *idTable) grow() {
+	old := t.slots
+	n := max(1<<12, 2*len(old))
+	t.slots = make([]idSlot, n)
+	t.shift = 64 - uint(bits.TrailingZeros(uint(n)))
+	for _, s := range old {
+		if s.id != 0 {
+			*t.find(s.id) = s
+		}
 	}
 }
 

@@ -18,12 +18,17 @@ import (
 const readBuffers = 3
 
 // readInto reads r into b. Reading (the reader's parsing and the stages
-// after it, such as enrichment) runs on its own goroutine, handing batches
-// over, so that it and the copying into b use two cores.
+// after it, such as enrichment) runs on a goroutine of its own, the
+// checks and ids of search.LoadReader on another, each handing batches
+// over, so that they and the copying into b spread over the cores.
 func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	lr := search.NewLoadReader(r)
+	ahead := readAhead(ctx, r)
+	defer func() {
+		cancel()
+		<-ahead.done // r is the caller's again
+	}()
+	lr := search.NewLoadReader(ahead)
 	// Each channel can hold every buffer, so that sending never blocks.
 	full := make(chan []search.City, readBuffers)
 	free := make(chan []search.City, readBuffers)
@@ -67,6 +72,79 @@ func readInto(ctx context.Context, r search.CityReader, b *builder) (int, error)
 		return lr.Count(), nil
 	}
 	return lr.Count(), readErr
+}
+
+// aheadReader reads another reader on a goroutine of its own, up to
+// readBuffers batches ahead of its caller.
+type aheadReader struct {
+	ctx  context.Context
+	full chan aheadBatch
+	free chan []search.City
+	done chan struct{} // closed once the goroutine no longer reads
+	err  error         // what ReadBatch returns from now on
+}
+
+// aheadBatch is one ReadBatch of the reader read ahead.
+type aheadBatch struct {
+	cities []search.City
+	err    error
+}
+
+// readAhead starts reading r ahead until it fails or ctx is done.
+func readAhead(ctx context.Context, r search.CityReader) *aheadReader {
+	a := &aheadReader{
+		ctx: ctx,
+		// Each channel can hold every buffer, so that sending never blocks.
+		full: make(chan aheadBatch, readBuffers),
+		free: make(chan []search.City, readBuffers),
+		done: make(chan struct{}),
+	}
+	for range readBuffers {
+		a.free <- nil
+	}
+	go func() {
+		defer close(a.done)
+		defer close(a.full)
+		for {
+			var buf []search.City
+			select {
+			case buf = <-a.free:
+			case <-ctx.Done():
+				return
+			}
+			buf, err := r.ReadBatch(buf[:0])
+			a.full <- aheadBatch{buf, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// ReadBatch appends the next batch of the reader to dst (see
+// search.CityReader). Given an empty dst it hands over the batch's own
+// slice, as append may, and keeps dst to read into.
+func (a *aheadReader) ReadBatch(dst []search.City) ([]search.City, error) {
+	if a.err != nil {
+		return dst, a.err
+	}
+	b, ok := <-a.full
+	switch {
+	case !ok:
+		a.err = a.ctx.Err()
+		return dst, a.err
+	case b.err != nil:
+		a.err = b.err
+		return dst, a.err
+	case len(dst) == 0:
+		a.free <- dst
+		return b.cities, nil
+	}
+	dst = append(dst, b.cities...)
+	clear(b.cities)
+	a.free <- b.cities
+	return dst, nil
 }
 
 // buildFile reads r into a snapshot file at path (which must not exist).
