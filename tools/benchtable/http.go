@@ -19,6 +19,10 @@ import (
 	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
 
+// serveReady is how long serve on a data directory may take to answer its
+// first /search: it reads the snapshot from disk.
+const serveReady = 30 * time.Second
+
 type loadResult struct {
 	requests, failures int
 	rps                float64
@@ -31,7 +35,7 @@ type loadResult struct {
 // it; then loads a bare handler that answers every request with the body
 // serve gave for "san".
 func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
-	serve, base, startup, err := startServe(ctx, bin, r.storeDir)
+	serve, base, startup, err := startServe(ctx, bin, r.storeDir, serveReady)
 	if err != nil {
 		return err
 	}
@@ -121,9 +125,9 @@ func measurePlacesHTTP(base string, pid int, r *report, conns int, duration time
 }
 
 // startServe starts `cityfinder serve` on dir, with the limiter out of the
-// way, and returns it once it answers, with its base URL and how long it
-// took to answer its first /search.
-func startServe(ctx context.Context, bin, dir string, extra ...string) (*exec.Cmd, string, time.Duration, error) {
+// way, and returns it once it answers within ready, with its base URL and
+// how long it took to answer its first /search.
+func startServe(ctx context.Context, bin, dir string, ready time.Duration, extra ...string) (*exec.Cmd, string, time.Duration, error) {
 	addr, err := benchenv.FreeAddr()
 	if err != nil {
 		return nil, "", 0, err
@@ -136,12 +140,12 @@ func startServe(ctx context.Context, bin, dir string, extra ...string) (*exec.Cm
 		return nil, "", 0, err
 	}
 	base := "http://" + addr
-	ready, err := waitReady(base+"/search?q=ist&dataset=large", 30*time.Second)
+	answered, err := waitReady(base+"/search?q=ist&dataset=large", ready)
 	if err != nil {
 		benchenv.Stop(serve, 10*time.Second)
 		return nil, "", 0, err
 	}
-	return serve, base, ready.Sub(start), nil
+	return serve, base, answered.Sub(start), nil
 }
 
 // defaultURLs are the /search URLs of every prefix, with the default

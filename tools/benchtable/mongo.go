@@ -33,6 +33,11 @@ type mongoResult struct {
 	propagationMeasured bool
 }
 
+// replicaReady is how long a replica may take to answer its first /search:
+// it downloads the snapshot from MongoDB first, which took 10–23 s from a
+// FerretDB on a loaded 2-core machine (the in-process load row).
+const replicaReady = 3 * time.Minute
+
 // measureMongo publishes the large snapshot into MongoDB, times its load by
 // a mirror in process and by `serve --mongo-uri`, loads /search on one
 // replica and on two, then publishes the enriched snapshot (if it was
@@ -107,7 +112,7 @@ func measureMongo(ctx context.Context, bin string, r *report, set prefixSet, con
 	var replicas []string
 	for i := range 2 {
 		dir := filepath.Join(mirrorDir, fmt.Sprint("replica", i))
-		serve, base, startup, err := startServe(ctx, bin, dir, "--mongo-uri", uri, "--mongo-db", "cityfinder_bench", "--mongo-poll-interval", "1s")
+		serve, base, startup, err := startServe(ctx, bin, dir, replicaReady, "--mongo-uri", uri, "--mongo-db", "cityfinder_bench", "--mongo-poll-interval", "1s")
 		if err != nil {
 			return err
 		}
