@@ -76,7 +76,7 @@ func measureEnriched(ctx context.Context, bin string, r *report, set prefixSet, 
 	e.median, e.p99 = percentile(times, 50), percentile(times, 99)
 
 	log.Printf("HTTP: serve on the enriched store, %d connections, %s", conns, duration)
-	serve, base, _, err := startServe(ctx, bin, dir)
+	serve, base, _, err := startServe(ctx, bin, dir, serveReady)
 	if err != nil {
 		return err
 	}

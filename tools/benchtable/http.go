@@ -6,16 +6,22 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
+
+// serveReady is how long serve on a data directory may take to answer its
+// first /search: it reads the snapshot from disk.
+const serveReady = 30 * time.Second
 
 type loadResult struct {
 	requests, failures int
@@ -29,7 +35,7 @@ type loadResult struct {
 // it; then loads a bare handler that answers every request with the body
 // serve gave for "san".
 func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
-	serve, base, startup, err := startServe(ctx, bin, r.storeDir)
+	serve, base, startup, err := startServe(ctx, bin, r.storeDir, serveReady)
 	if err != nil {
 		return err
 	}
@@ -44,23 +50,20 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	for _, p := range set.all() {
 		exact = append(exact, base+"/search?dataset=large&fuzzy=false&q="+p)
 	}
+	var typed []string
+	for _, q := range set.typed {
+		typed = append(typed, base+"/search?dataset=large&q="+url.QueryEscape(q.Text))
+	}
 	load(defaults, conns, time.Second) // warm up
 	r.httpDefault = load(defaults, conns, duration)
 	r.httpExact = load(exact, conns, duration)
+	if len(typed) > 0 {
+		r.httpTyped = load(typed, conns, duration)
+	}
 	if r.rssKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
 		return err
 	}
-	var cities, reverse []string
-	for _, id := range r.lookup.places.ids {
-		cities = append(cities, base+"/cities/"+id+"?dataset=large")
-	}
-	for _, p := range r.lookup.places.points {
-		reverse = append(reverse, fmt.Sprintf("%s/reverse?dataset=large&lat=%g&lon=%g", base, p.Lat, p.Lon))
-	}
-	load(cities, conns, time.Second) // warm up, and build the indexes
-	r.httpCity = load(cities, conns, duration)
-	r.httpReverse = load(reverse, conns, duration)
-	if r.placesRSSKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
+	if err := measurePlacesHTTP(base, serve.Process.Pid, r, conns, duration); err != nil {
 		return err
 	}
 	benchenv.Stop(serve, 10*time.Second)
@@ -96,10 +99,35 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	return nil
 }
 
+// measurePlacesHTTP loads /cities/{id} and /reverse on serve (pid) at base with
+// the ids and points that measurePlaces timed in process, then reads
+// serve's RSS. Without them (-mongo-only) it measures nothing.
+func measurePlacesHTTP(base string, pid int, r *report, conns int, duration time.Duration) error {
+	p := r.lookup.places
+	if len(p.ids) == 0 || len(p.points) == 0 {
+		return nil
+	}
+	var cities, reverse []string
+	for _, id := range p.ids {
+		cities = append(cities, base+"/cities/"+id+"?dataset=large")
+	}
+	for _, pt := range p.points {
+		// 'f': /reverse reads plain decimals only, never "1e-05".
+		reverse = append(reverse, base+"/reverse?dataset=large&lat="+strconv.FormatFloat(pt.Lat, 'f', -1, 64)+
+			"&lon="+strconv.FormatFloat(pt.Lon, 'f', -1, 64))
+	}
+	load(cities, conns, time.Second) // warm up, and build the indexes
+	r.httpCity = load(cities, conns, duration)
+	r.httpReverse = load(reverse, conns, duration)
+	var err error
+	r.placesRSSKB, err = benchenv.RSS(pid)
+	return err
+}
+
 // startServe starts `cityfinder serve` on dir, with the limiter out of the
-// way, and returns it once it answers, with its base URL and how long it
-// took to answer its first /search.
-func startServe(ctx context.Context, bin, dir string, extra ...string) (*exec.Cmd, string, time.Duration, error) {
+// way, and returns it once it answers within ready, with its base URL and
+// how long it took to answer its first /search.
+func startServe(ctx context.Context, bin, dir string, ready time.Duration, extra ...string) (*exec.Cmd, string, time.Duration, error) {
 	addr, err := benchenv.FreeAddr()
 	if err != nil {
 		return nil, "", 0, err
@@ -112,12 +140,12 @@ func startServe(ctx context.Context, bin, dir string, extra ...string) (*exec.Cm
 		return nil, "", 0, err
 	}
 	base := "http://" + addr
-	ready, err := waitReady(base+"/search?q=ist&dataset=large", 30*time.Second)
+	answered, err := waitReady(base+"/search?q=ist&dataset=large", ready)
 	if err != nil {
 		benchenv.Stop(serve, 10*time.Second)
 		return nil, "", 0, err
 	}
-	return serve, base, ready.Sub(start), nil
+	return serve, base, answered.Sub(start), nil
 }
 
 // defaultURLs are the /search URLs of every prefix, with the default

@@ -55,6 +55,7 @@ type report struct {
 	bareRead, importTime   time.Duration
 	lookup                 lookupResult
 	httpDefault, httpExact loadResult // /search with typo matching on and off
+	httpTyped              loadResult // /search with defaults on the typed log (issue 26)
 	httpBare               loadResult
 	httpCity, httpReverse  loadResult // /cities/{id} and /reverse (issue 21)
 	placesRSSKB            int64      // serve's RSS after them
