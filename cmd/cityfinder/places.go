@@ -53,9 +53,7 @@ func runShow(ctx context.Context, a *app, out io.Writer, opts showOptions, id st
 		return err
 	}
 	if opts.JSON {
-		hits := []search.Hit{hit}
-		search.Label(hits) // as the HTTP API labels it
-		return writeJSONLine(out, hits[0])
+		return writeJSONLine(out, labelled(hit)[0])
 	}
 	return writePlaces(out, []search.Hit{hit})
 }
@@ -100,8 +98,7 @@ func runNearest(ctx context.Context, a *app, out io.Writer, opts nearestOptions,
 		return err
 	}
 	if opts.JSON {
-		search.Label(res.Hits) // as the HTTP API labels them
-		return writeJSONLine(out, res.Hits)
+		return writeJSONLine(out, labelled(res.Hits...))
 	}
 	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintf(out, "no cities within %s km of %s\n", strconv.FormatFloat(opts.RadiusKm, 'f', -1, 64), point)
@@ -163,6 +160,13 @@ func withService(a *app, f func(*search.Service) error) error {
 	}
 	defer store.Close()
 	return f(search.NewService(store))
+}
+
+// labelled gives hits their labels, as the HTTP API does for every answer
+// it encodes (see search.Label), and returns them.
+func labelled(hits ...search.Hit) []search.Hit {
+	search.Label(hits)
+	return hits
 }
 
 // writeJSONLine writes v as the HTTP API does, and a newline.

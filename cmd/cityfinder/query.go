@@ -69,8 +69,7 @@ func runQuery(ctx context.Context, a *app, out io.Writer, opts queryOptions, tex
 		return err
 	}
 	if opts.JSON {
-		search.Label(res.Hits) // as the HTTP API labels them
-		return writeJSONLine(out, res.Hits)
+		return writeJSONLine(out, labelled(res.Hits...))
 	}
 	if len(res.Hits) == 0 {
 		_, err := fmt.Fprintf(out, "no cities matching %q\n", text)
