@@ -41,7 +41,9 @@ type Request struct {
 	// ParseCountries reads it.
 	Countries string
 	// Fuzzy adds typo matches when the prefix matches do not fill half
-	// the answer (see MaxEdits), ranked with them by Score.
+	// the answer and none of them is a place of TypedRightScore (see
+	// MaxEdits: one edit at most when something matched as typed),
+	// ranked with them by Score.
 	Fuzzy bool
 	// Near, when not nil, is where the person is: nearby cities rank
 	// higher (see DefaultBiasScale), and every hit says how far it is.
@@ -158,8 +160,8 @@ func setHit(h *Hit, f *Found, n, edits int, near *Point, loc *localizer) {
 
 // Service answers the questions people type: it validates and folds a
 // Request once, asks the store for the prefix matches, adds typo matches
-// when they are wanted and the prefix matches do not fill half the answer, and
-// fills the match spans. It is safe for concurrent use.
+// when they are wanted and the prefix matches are too few or too weak to
+// be what the person meant (see Request.Fuzzy), and fills the match spans. It is safe for concurrent use.
 type Service struct {
 	store Store
 }
@@ -251,10 +253,11 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	}
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place. A query whose prefix matches fill half the
-	// answer was most likely typed right (see typoFreeMatches), and the
-	// typo walk costs more than the prefix search: it is left out.
+	// answer, or include a place of some size, was most likely typed
+	// right (see typosWanted), and the typo walk costs more than the
+	// prefix search: it is left out.
 	edits := typoBudget(f.text, found) // of what was typed, not of its folding
-	if req.Fuzzy && edits > 0 && len(found) < typoFreeMatches(q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
+	if req.Fuzzy && edits > 0 && typosWanted(found, q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
 		f.walks++
 		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
 		if err != nil {

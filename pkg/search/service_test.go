@@ -98,9 +98,12 @@ func TestFindAnswers(t *testing.T) {
 		{"the text is trimmed and folded once, the span counts code points",
 			search.Request{Dataset: search.Large, Text: " SAO_p ", Limit: 10}, "sao-p",
 			[]hit{{"São Paulo", search.Span{End: 5}, 0}}},
-		{"a typo match ranks among the prefix matches by its score: one edit on a known population before an unknown one",
+		{"a typo match ranks among the prefix matches by its score: one edit on a large population before a prefix of a small one",
+			search.Request{Dataset: search.Large, Text: "paros", Limit: 10, Fuzzy: true}, "paros",
+			[]hit{{"Paris", search.Span{End: 5}, 1}, {"Paros", search.Span{End: 5}, 0}, {"Parisot", search.Span{End: 5}, 1}}},
+		{"no typo matches when a prefix match is a place of TypedRightScore",
 			search.Request{Dataset: search.Large, Text: "paris", Limit: 10, Fuzzy: true}, "paris",
-			[]hit{{"Paris", search.Span{End: 5}, 0}, {"Paros", search.Span{End: 5}, 1}, {"Parisot", search.Span{End: 5}, 0}}},
+			[]hit{{"Paris", search.Span{End: 5}, 0}, {"Parisot", search.Span{End: 5}, 0}}},
 		{"a typo match's span covers its corrected prefix",
 			search.Request{Dataset: search.Large, Text: "zuirch", Limit: 10, Fuzzy: true}, "zuirch",
 			[]hit{{"Zürich", search.Span{End: 6}, 1}}},
@@ -146,7 +149,9 @@ func TestFindDefaultsToTheSmallDataset(t *testing.T) {
 // The Service asks the store's typo search for one edit, then for two
 // only when one finds too few.
 func TestFindAsksTheStoresTypoSearch(t *testing.T) {
-	_, store := mustService(t, append(serviceCities(), storetest.CountryCity("San Francisco", "United States", "us", 864816))...)
+	_, store := mustService(t, append(serviceCities(),
+		storetest.CountryCity("San Francisco", "United States", "us", 864816),
+		storetest.CountryCity("Sanfrancisco", "Colombia", "co", 0))...)
 	var asked []int
 	svc := search.NewService(storetest.Wrap(store, func(_ context.Context, c storetest.Call) error {
 		if c.Method == "FindTypos" {
@@ -171,6 +176,23 @@ func TestFindAsksTheStoresTypoSearch(t *testing.T) {
 	}
 	if !slices.Equal(asked, []int{1}) { // six letters: one edit
 		t.Errorf("the store was asked for %v edits, want [1]", asked)
+	}
+	// A text that matches a name as typed gets one edit at most, and a
+	// place of some size among its matches none.
+	for _, tc := range []struct {
+		text string
+		want []int
+	}{
+		{"sanfrancisc", []int{1}}, // a village's prefix: one edit, not two
+		{"san francisco", nil},    // San Francisco, typed whole
+	} {
+		asked = nil
+		if _, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(asked, tc.want) {
+			t.Errorf("%q: the store was asked for %v edits, want %v", tc.text, asked, tc.want)
+		}
 	}
 }
 
@@ -239,8 +261,9 @@ func TestFindReadsQualifiers(t *testing.T) {
 		{"washington dc", "region:dc", []string{"Washington (United States)"}},
 		// A whole match needs no qualifier: none is read.
 		{"washington court", "", []string{"Washington Court House (United States)"}},
-		// A qualifier that names no place leaves the city it follows.
-		{"paris atlantis", "", []string{"Paris (France)", "Paris (United States)", "Paras (Panama)"}},
+		// A qualifier that names no place leaves the city it follows,
+		// typed right: no typo matches pad it.
+		{"paris atlantis", "", []string{"Paris (France)", "Paris (United States)"}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			res, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})

@@ -37,28 +37,49 @@ func editsFor(n int) int {
 	return 0
 }
 
-// wholeNameLetters is how many letters a query needs for two edits when
-// it is already a whole name (see typoBudget).
-const wholeNameLetters = 9
-
 // typoBudget returns how many typos text, a query as typed, may hold
-// given its prefix matches found: MaxEdits, but for a name typed in full
-// (the whole key of a prefix match), which gets a second edit only from
-// wholeNameLetters letters on. Such a query is no misspelling of the
-// names two edits away: "istanbul" lists İstanbul, not Ijevan as
-// "Istibulagh".
+// given its prefix matches found: MaxEdits, but one at most once text
+// matches some name as it is. Such a text was typed right, or its typo
+// made another real name, which is far likelier one letter off than two;
+// and a match of two edits counts EditCost² less than the prefix match it
+// would join: it could only pad the list. "istanbul" lists İstanbul, not
+// Ijevan as "Istibulagh"; "marseille" Marseille, not Marsella.
 func typoBudget(text string, found []variantFound) int {
-	n := typoLetters(text)
-	edits := editsFor(n)
-	if edits < 2 || n >= wholeNameLetters {
-		return edits
-	}
-	for _, f := range found {
-		if f.Key.Slug == f.prefix {
-			return 1
-		}
+	edits := MaxEdits(text)
+	if len(found) > 0 {
+		return min(edits, 1)
 	}
 	return edits
+}
+
+// TypedRightScore is the Score of a prefix match from which a query with
+// few prefix matches is taken as typed right, and gets no typo matches: a
+// place of a million people as a prefix ("samarinda", Samarinda), of
+// 100,000 typed in full. A typo match would outrank it only as the whole
+// name, misspelled, of a city of some three million people (fewer with
+// many names; see EditCost, WholeBoost) that the text also names as a
+// place of that size; padding the list below it shows the person nothing
+// they meant. The judged typos that need the walk despite prefix matches
+// have none that scores over 112,000 ("glasow": Glazov, known as Glasow,
+// and Glasgow meant), and on the query sets of make bench no answer that
+// this leaves without typo matches had its first hit or the intended
+// city's rank changed by them (see docs/typos.md).
+const TypedRightScore = 1e6
+
+// typosWanted reports whether typo matches are to be looked for, given
+// the prefix matches found for an answer of limit: not when they fill
+// half of it (see typoFreeMatches), nor when one of them, from the start
+// of a name, scores TypedRightScore or more.
+func typosWanted(found []variantFound, limit int) bool {
+	if len(found) >= typoFreeMatches(limit) {
+		return false
+	}
+	for i := range found {
+		if !found[i].Key.Word() && found[i].score >= TypedRightScore {
+			return false
+		}
+	}
+	return true
 }
 
 // Typo is a city found by correcting typos in a query.

@@ -52,7 +52,8 @@ func TestMaxEdits(t *testing.T) {
 }
 
 // What the typo budget makes of real queries: two edits from 7 letters,
-// but a name typed in full waits for 9.
+// one at most once the text matches a name as typed, and none when it
+// matches a place of some size.
 func TestFindTypos(t *testing.T) {
 	with := func(c search.City, alts ...string) search.City {
 		c.AltNames = alts
@@ -66,6 +67,8 @@ func TestFindTypos(t *testing.T) {
 		storetest.CountryCity("Palmer", "United States", "us", 18261),
 		storetest.CountryCity("Marseille", "France", "fr", 794811),
 		storetest.CountryCity("Marsella", "Colombia", "co", 7000),
+		storetest.CountryCity("Johannesberg", "Germany", "de", 3914),
+		storetest.CountryCity("Johannesburg", "South Africa", "za", 957441),
 	)
 	for _, tc := range []struct {
 		text string
@@ -76,10 +79,13 @@ func TestFindTypos(t *testing.T) {
 		// "palmero" is Palermo typed whole, misspelled.
 		{"palmero", []string{"Palermo 2", "Palmer 1"}},
 		{"chigac", nil}, // six letters get one edit, not two
-		// A name typed in full: one edit below 9 letters.
+		// A name typed in full: one edit at most, and none at all when
+		// it names a place of TypedRightScore (issue 26).
 		{"istanbul", []string{"Istanbul 0"}},
-		// A name typed in full of 9 letters or more: two edits.
-		{"marseille", []string{"Marseille 0", "Marsella 2"}},
+		{"marseille", []string{"Marseille 0"}},
+		// A village that bears the typed name keeps no one from the
+		// city misspelled: its prefix match is weak.
+		{"johannesberg", []string{"Johannesburg 1", "Johannesberg 0"}},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			req := search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true}

@@ -736,7 +736,8 @@ func testTypos(t *testing.T, open Opener) {
 		want      []string
 	}{
 		{"transposed letters", "zuirch", true, nil, []string{"Zürich"}},
-		{"one edit ranks by its score, after a prefix match of the same score", "paris", true, nil, []string{"Paris", "Paros", "Parisot", "Pari", "Baris"}},
+		{"one edit on a large place ranks by its score, before a prefix match of a small one", "paros", true, nil, []string{"Paris", "Paros", "Parisot"}},
+		{"no typos once a prefix match is a place of search.TypedRightScore", "paris", true, nil, []string{"Paris", "Parisot"}},
 		{"typos off", "paris", false, nil, []string{"Paris", "Parisot"}},
 		{"no typos below five letters", "pars", true, nil, nil},
 		{"two edits from nine letters on", "san-fransisko", true, nil, []string{"San Francisco"}},
