@@ -178,13 +178,17 @@ func TestFindAsksTheStoresTypoSearch(t *testing.T) {
 		t.Errorf("the store was asked for %v edits, want [1]", asked)
 	}
 	// A text that matches a name as typed gets one edit at most, and a
-	// place of some size among its matches none.
+	// place of some size among its matches none; a place of known
+	// population one edit away leaves the two-edit walk out.
 	for _, tc := range []struct {
 		text string
 		want []int
 	}{
-		{"sanfrancisc", []int{1}}, // a village's prefix: one edit, not two
-		{"san francisco", nil},    // San Francisco, typed whole
+		{"sanfrancisc", []int{1}},      // a village's prefix: one edit, not two
+		{"san francisco", nil},         // San Francisco, typed whole
+		{"zurichx", []int{1}},          // one edit finds Zürich: the fewest typos win
+		{"parisoq", []int{1, 2}},       // one edit finds only Parisot, of unknown population
+		{"san-fransisko", []int{1, 2}}, // one edit finds nothing
 	} {
 		asked = nil
 		if _, err := svc.Find(t.Context(), search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true}); err != nil {

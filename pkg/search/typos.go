@@ -129,14 +129,18 @@ func (s *Service) FindsTypos() bool {
 // typos returns the best typo matches of q within maxEdits edits, at most
 // want of them from the typo walk, in the store's order (CompareTypos:
 // fewer edits first), for Score to rank. The walk of one edit comes
-// first: when it fills the answer, the walk of two, which visits many
-// times its nodes (a tenth of the queries of 7 letters with two typos,
-// and the slowest), is left out, and what two edits could add that
-// outranks a list of one-edit matches is looked for directly: the names
-// of well-known places two edits from the whole query (see
-// knownTypos). "palmero" fills the list with a dozen Palmers one edit
-// away, the largest of 76,000 people; Palermo, 672,000, is "palermo"
-// typed whole with two letters moved.
+// first: when it fills the answer, or finds a place of known population,
+// the walk of two, which visits many times its nodes (a tenth of the
+// queries of 7 letters with two typos, and the slowest), is left out, and
+// what two edits could add that outranks a list of one-edit matches is
+// looked for directly: the names of well-known places two edits from the
+// whole query (see knownTypos). "palmero" fills the list with a dozen
+// Palmers one edit away, the largest of 76,000 people; Palermo, 672,000,
+// is "palermo" typed whole with two letters moved. The fewest typos win,
+// as with Algolia's typoTolerance=min, but for places of unknown
+// population (Score 0), of which nothing says which the person meant:
+// leaving their two-edit walk out too lost 9 of the 500 two-edit
+// misspellings of make bench (docs/typos.md).
 func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typo, error) {
 	finder, ok := s.store.(TypoFinder)
 	if !ok || maxEdits < 1 {
@@ -147,12 +151,16 @@ func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typ
 	if err != nil || maxEdits < 2 {
 		return found, err
 	}
-	if len(found) < want {
+	if len(found) < want && !slices.ContainsFunc(found, knownPopulation) {
 		return finder.FindTypos(ctx, q, maxEdits)
 	}
 	known, err := s.knownTypos(ctx, q, maxEdits, found)
 	return append(found, known...), err
 }
+
+// knownPopulation reports whether t is a place of known population, of
+// a Score above 0.
+func knownPopulation(t Typo) bool { return t.Population > 0 }
 
 // knownStem is how many letters of a query the places of knownTypos
 // share with it: a typo in the first three letters of a name is rarer
