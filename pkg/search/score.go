@@ -148,6 +148,16 @@ func compareRanked(a, b *variantFound, ended bool) int {
 			return 1
 		}
 	}
+	if c := compareScored(a, b); c != 0 {
+		return c
+	}
+	return compareFound(a.prefix, a.Found, b.prefix, b.Found)
+}
+
+// compareScored is compareRanked for a query that does not end in a
+// space, short of its last tie-break: matches from the start of a name
+// first, then Score, then fewer edits.
+func compareScored(a, b *variantFound) int {
 	if aw, bw := a.Key.Word(), b.Key.Word(); aw != bw {
 		if bw {
 			return -1
@@ -160,10 +170,7 @@ func compareRanked(a, b *variantFound, ended bool) int {
 	case a.score < b.score:
 		return 1
 	}
-	if a.edits != b.edits { // of unknown populations, the typed one first
-		return a.edits - b.edits
-	}
-	return compareFound(a.prefix, a.Found, b.prefix, b.Found)
+	return a.edits - b.edits // of unknown populations, the typed one first
 }
 
 // endsWord reports whether key, which starts with text (or with a

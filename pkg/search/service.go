@@ -673,7 +673,16 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 	}
 	// Later fetches append after these, as search does after its answers.
 	out := f.matches[start:len(f.matches):len(f.matches)]
-	slices.SortStableFunc(out, func(a, b variantFound) int { return compareRanked(&a, &b, f.ended) })
+	if len(variants) == 1 && !f.ended {
+		// One search: the store's order is CompareFound's for the text
+		// scored (see Store.Search), which is how compareRanked breaks
+		// ties; a stable sort that stops at the Score keeps it, without
+		// comparing keys and names for every tie (most matches of a rare
+		// prefix are places of unknown population, all of Score 0).
+		slices.SortStableFunc(out, func(a, b variantFound) int { return compareScored(&a, &b) })
+	} else {
+		slices.SortStableFunc(out, func(a, b variantFound) int { return compareRanked(&a, &b, f.ended) })
+	}
 	kept = out[:0]
 	for i := range out {
 		if len(kept) == q.Limit {
