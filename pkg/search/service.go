@@ -161,7 +161,8 @@ func setHit(h *Hit, f *Found, n, edits int, near *Point, loc *localizer) {
 // Service answers the questions people type: it validates and folds a
 // Request once, asks the store for the prefix matches, adds typo matches
 // when they are wanted and the prefix matches are too few or too weak to
-// be what the person meant (see Request.Fuzzy), and fills the match spans. It is safe for concurrent use.
+// be what the person meant (see Request.Fuzzy), and fills the match
+// spans. It is safe for concurrent use.
 type Service struct {
 	store Store
 }

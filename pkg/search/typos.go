@@ -41,8 +41,8 @@ func editsFor(n int) int {
 // given its prefix matches found: MaxEdits, but one at most once text
 // matches some name as it is. Such a text was typed right, or its typo
 // made another real name, which is far likelier one letter off than two;
-// and a match of two edits counts EditCost² less than the prefix match it
-// would join: it could only pad the list. "istanbul" lists İstanbul, not
+// and a match of two edits counts EditCost² less than a prefix match of
+// the same place: it could only pad the list. "istanbul" lists İstanbul, not
 // Ijevan as "Istibulagh"; "marseille" Marseille, not Marsella.
 func typoBudget(text string, found []variantFound) int {
 	edits := MaxEdits(text)
