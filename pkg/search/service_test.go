@@ -471,3 +471,20 @@ func TestFindAcrossScripts(t *testing.T) {
 func spanString(s search.Span) string {
 	return "[" + strconv.Itoa(s.Start) + ":" + strconv.Itoa(s.End) + "]"
 }
+
+// Matches of the same Score, such as places of unknown population, are
+// listed as CompareFound orders them: shorter keys first, then by key.
+func TestFindBreaksScoreTiesByCompareFound(t *testing.T) {
+	svc, _ := mustService(t,
+		storetest.CountryCity("Parisotb", "France", "fr", 0),
+		storetest.CountryCity("Parisota", "France", "fr", 0),
+		storetest.CountryCity("Parisot", "France", "fr", 0),
+		storetest.CountryCity("Parisotaa", "Italy", "it", 0),
+	)
+	for _, text := range []string{"pariso", "pariso "} {
+		got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: text, Limit: 10})
+		if want := []string{"Parisot 0", "Parisota 0", "Parisotb 0", "Parisotaa 0"}; !slices.Equal(got, want) {
+			t.Errorf("%q: got %q, want %q", text, got, want)
+		}
+	}
+}
