@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"slices"
 
@@ -57,15 +56,17 @@ const (
 )
 
 // correction is a trie node within the edit budget of the query: its path
-// is arena[off:off+depth] of the walk that found it.
+// is arena[off:off+depth] of the walk that found it, its keys [lo, hi).
 type correction struct {
 	off, depth uint32
+	lo, hi     uint32
 	edits      uint8
 }
 
 // typoHit is one city of one correction.
 type typoHit struct {
 	rec    uint32 // the record of the key that found it
+	rank   uint32 // rec's base rank, read once rather than in every comparison
 	city   uint32
 	edits  uint8
 	whole  bool   // the key's slug is the whole correction
@@ -88,19 +89,21 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	hits := w.hits[:0]
 	defer func() { w.hits = hits[:0] }()
 	var buf [search.MaxLimit]uint32
-	prefix := []byte(q.Prefix)
+	ownLo, ownHi := w.prefixed() // keys that start with the query: prefix matches
 	f := newFilter(&q)
 	for _, c := range found {
 		corrected := aliasString(arena[c.off : c.off+c.depth])
-		for _, r := range s.names.find(corrected, f, q.Limit, buf[:0]) {
-			slug := s.slug(r) // the key that found the city
-			if bytes.HasPrefix(slug, prefix) {
+		for _, r := range s.names.findRange(corrected, f, c.lo, c.hi, q.Limit, buf[:0]) {
+			if r >= ownLo && r < ownHi {
 				continue
 			}
-			key := s.names.nameKey(r)
+			// search.Weight against the correction, which the key starts
+			// with: it is the whole key when it is as long.
+			rec := s.rec(r)
+			whole := int(rec.slugLen()) == int(c.depth)
 			hits = append(hits, typoHit{
-				rec: r, city: s.city(r), edits: c.edits, whole: len(slug) == int(c.depth), depth: c.depth,
-				weight: search.Weight(corrected, key, s.pop(r)), order: uint32(len(hits)),
+				rec: r, rank: rec.rank(), city: s.city(r), edits: c.edits, whole: whole, depth: c.depth,
+				weight: weight(int64(rec.pop()), rec.isAlt(), whole), order: uint32(len(hits)),
 			})
 		}
 	}
@@ -125,7 +128,7 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 			return 1
 		}
 		if a.rec != b.rec {
-			return int(s.rank(a.rec)) - int(s.rank(b.rec))
+			return int(a.rank) - int(b.rank)
 		}
 		return int(a.order) - int(b.order)
 	})

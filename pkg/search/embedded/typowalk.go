@@ -58,6 +58,7 @@ type typoWalk struct {
 	trans  []uint64 // pending transpositions of spent nodes (see spentNode)
 	words  []uint64 // the words of the level being expanded
 	found  []foundAt
+	own    foundAt // the query's own node, whose keys are prefix matches; depth 0 when no key starts with the query
 
 	// Buffers kept across walks: what corrections returns, and the
 	// caller's typo hits (see findTypos).
@@ -104,12 +105,15 @@ func (w *typoWalk) allowed(x *spentNode) uint64 {
 	return set
 }
 
-// foundAt is a correction: the child for label of node parent.
+// foundAt is a correction: the child for label of node parent, whose
+// index in its trie level is node, or whose keys are [node, hi) below the
+// trie.
 type foundAt struct {
-	parent ref
-	depth  uint16
-	label  byte
-	edits  uint8
+	parent   ref
+	node, hi uint32
+	depth    uint16
+	label    byte
+	edits    uint8
 }
 
 var walkPool = sync.Pool{New: func() any { return new(typoWalk) }}
@@ -235,12 +239,12 @@ func (w *typoWalk) expandLevel(d int, l level) {
 	}
 }
 
-// keys returns the keys of node k of the trie's deepest level, d.
+// keys returns the keys of node k of the trie's level d.
 func (w *typoWalk) keys(d int, k uint32) (uint32, uint32) {
-	lo, hi := w.t.keys(k)
-	// Keys shorter than the trie's depth may sit at the end of the range:
-	// they belong to no deepest node.
-	for hi > lo && len(w.s.keySlug(hi-1)) < d {
+	lo, hi := w.t.keysAt(d, k)
+	// Keys shorter than d may sit at the end of the range: they belong to
+	// no node of the level.
+	for hi > lo && w.s.slugLen(hi-1) < d {
 		hi--
 	}
 	return lo, hi
@@ -271,6 +275,7 @@ func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) 
 		return // no extension can come within the budget
 	}
 	if r[0]&w.end != 0 {
+		w.own = foundAt{node: node, hi: hi, depth: uint16(d)}
 		return // the query itself: its range holds prefix matches
 	}
 	lowest := 0
@@ -281,7 +286,7 @@ func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) 
 		if r[dist]&w.end == 0 {
 			continue
 		}
-		w.found = append(w.found, foundAt{parent: self, depth: uint16(d), label: b, edits: uint8(dist)})
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(dist)})
 		if lowest >= dist {
 			return // nothing below can need fewer edits
 		}
@@ -358,7 +363,7 @@ func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
 // near.
 func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node, hi uint32) {
 	if c.edits >= 0 {
-		w.found = append(w.found, foundAt{parent: self, depth: uint16(d), label: b, edits: uint8(c.edits)})
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(c.edits)})
 	}
 	if c.descend {
 		w.spents = append(w.spents, spentNode{reach: c.reach, node: node, hi: hi, parent: self, label: b})
@@ -378,7 +383,7 @@ func (w *typoWalk) follow(x *spentNode, self ref, b byte, d int, node, hi uint32
 	}
 	switch {
 	case next&w.end != 0:
-		w.found = append(w.found, foundAt{parent: self, depth: uint16(d), label: b, edits: uint8(w.e)})
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(w.e)})
 	case next != 0 && d < w.maxDepth:
 		w.spents = append(w.spents, spentNode{reach: next, node: node, hi: hi, parent: self, label: b})
 	}
@@ -436,9 +441,25 @@ func run(s *snapshot, lo, hi uint32, d int, b byte) (i, j uint32) {
 	return i, j
 }
 
+// keysOf returns the range of keys of node f.
+func (w *typoWalk) keysOf(f *foundAt) (lo, hi uint32) {
+	if int(f.depth) <= w.t.depth() {
+		return w.keys(int(f.depth), f.node)
+	}
+	return f.node, f.hi
+}
+
+// prefixed returns the range of the keys that start with the query.
+func (w *typoWalk) prefixed() (lo, hi uint32) {
+	if w.own.depth == 0 {
+		return 0, 0
+	}
+	return w.keysOf(&w.own)
+}
+
 // corrections returns what the walk found, in path order (the order of a
 // depth-first walk with children in byte order), with their paths in
-// arena; both are w's, valid until its next walk.
+// arena and their ranges of keys; both are w's, valid until its next walk.
 func (w *typoWalk) corrections() (found []correction, arena []byte) {
 	found, arena = w.corrs[:0], w.arena[:0]
 	defer func() { w.corrs, w.arena = found, arena }()
@@ -456,7 +477,9 @@ func (w *typoWalk) corrections() (found []correction, arena []byte) {
 				p[d-1], r = x.label, x.parent
 			}
 		}
-		found = append(found, correction{off: uint32(off), depth: uint32(f.depth), edits: f.edits})
+		c := correction{off: uint32(off), depth: uint32(f.depth), edits: f.edits}
+		c.lo, c.hi = w.keysOf(&f)
+		found = append(found, c)
 	}
 	slices.SortFunc(found, func(a, b correction) int {
 		return bytes.Compare(arena[a.off:a.off+a.depth], arena[b.off:b.off+b.depth])
