@@ -85,12 +85,15 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	found, arena := w.corrections()
 	defer walkPool.Put(w) // w holds found, arena and hits until the answer is made
 	// Each correction's best cities as Search ranks them, less the prefix
-	// matches, in the order WalkTypos meets them.
-	hits := w.hits[:0]
-	defer func() { w.hits = hits[:0] }()
+	// matches, in the order WalkTypos meets them; the best q.Limit cities
+	// of them all are kept as they come, so that most hits cost one
+	// comparison with the worst kept.
+	top := w.hits[:0]
+	defer func() { w.hits = top[:0] }()
 	var buf [search.MaxLimit]uint32
 	ownLo, ownHi := w.prefixed() // keys that start with the query: prefix matches
 	f := newFilter(&q)
+	order := uint32(0)
 	for _, c := range found {
 		corrected := aliasString(arena[c.off : c.off+c.depth])
 		for _, r := range s.names.findRange(corrected, f, c.lo, c.hi, q.Limit, buf[:0]) {
@@ -101,53 +104,68 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 			// with: it is the whole key when it is as long.
 			rec := s.rec(r)
 			whole := int(rec.slugLen()) == int(c.depth)
-			hits = append(hits, typoHit{
+			top = keepBest(top, q.Limit, typoHit{
 				rec: r, rank: rec.rank(), city: s.city(r), edits: c.edits, whole: whole, depth: c.depth,
-				weight: weight(int64(rec.pop()), rec.isAlt(), whole), order: uint32(len(hits)),
+				weight: weight(int64(rec.pop()), rec.isAlt(), whole), order: order,
 			})
+			order++
 		}
 	}
-	// search.CompareTypos's order; between two hits of one key, the first
-	// met wins a tie, as in WalkTypos. Past the weight and the whole-name
-	// match, the base rank orders two keys as CompareTypos does: main
-	// name first, then shorter, then by slug and city.
-	slices.SortFunc(hits, func(a, b typoHit) int {
-		if a.edits != b.edits {
-			return int(a.edits) - int(b.edits)
-		}
-		if a.weight != b.weight {
-			if a.weight > b.weight {
-				return -1
-			}
-			return 1
-		}
-		if a.whole != b.whole {
-			if a.whole {
-				return -1
-			}
-			return 1
-		}
-		if a.rec != b.rec {
-			return int(a.rank) - int(b.rank)
-		}
-		return int(a.order) - int(b.order)
-	})
-	out := make([]search.Typo, 0, min(q.Limit, len(hits)))
-	var keyBuf, cityBuf [search.MaxLimit]uint32
-	keys, cities := keyBuf[:0], cityBuf[:0]
-	for _, h := range hits {
-		if len(out) == q.Limit {
-			break
-		}
-		if slices.Contains(cities, h.city) {
-			continue // the same city met again through a worse correction or key
-		}
-		cities = append(cities, h.city)
+	out := make([]search.Typo, len(top))
+	var keyBuf [search.MaxLimit]uint32
+	keys := keyBuf[:0]
+	for i, h := range top {
 		keys = append(keys, h.rec)
-		out = append(out, search.Typo{Edits: int(h.edits), Corrected: aliasString(s.slug(h.rec)[:h.depth])})
+		out[i] = search.Typo{Edits: int(h.edits), Corrected: aliasString(s.slug(h.rec)[:h.depth])}
 	}
 	for i, c := range s.appendFound(make([]search.Found, 0, len(keys)), keys) {
 		out[i].Found = c
 	}
 	return out
+}
+
+// keepBest adds h to top, the best hits met so far of at most limit
+// cities, each through its best hit, in order: a hit that ranks after
+// limit others of other cities, or after another of its own city, can
+// never be shown.
+func keepBest(top []typoHit, limit int, h typoHit) []typoHit {
+	if len(top) == limit && !h.before(&top[len(top)-1]) {
+		return top
+	}
+	for i := range top {
+		if top[i].city == h.city {
+			if !h.before(&top[i]) {
+				return top // the same city met again through a worse correction or key
+			}
+			top = slices.Delete(top, i, i+1)
+			break
+		}
+	}
+	if len(top) == limit {
+		top = top[:limit-1]
+	}
+	at := len(top)
+	for at > 0 && h.before(&top[at-1]) {
+		at--
+	}
+	return slices.Insert(top, at, h)
+}
+
+// before reports whether h ranks before o in search.CompareTypos's order;
+// between two hits of one key, the first met wins a tie, as in WalkTypos.
+// Past the weight and the whole-name match, the base rank orders two keys
+// as CompareTypos does: main name first, then shorter, then by slug and
+// city.
+func (h *typoHit) before(o *typoHit) bool {
+	switch {
+	case h.edits != o.edits:
+		return h.edits < o.edits
+	case h.weight != o.weight:
+		return h.weight > o.weight
+	case h.whole != o.whole:
+		return h.whole
+	case h.rec != o.rec:
+		return h.rank < o.rank
+	}
+	return h.order < o.order
 }

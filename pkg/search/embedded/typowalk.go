@@ -212,7 +212,7 @@ func (w *typoWalk) expandLevel(d int, l level) {
 			set &^= plain
 			for ; plain != 0; plain &= plain - 1 {
 				sym := bits.TrailingZeros64(plain)
-				w.enterPlain(self, &c, search.SlugBytes[sym], d+1, child(word, sym), 0)
+				w.enterPlain(self, &c, search.SlugBytes[sym], d+1, child(word, sym))
 			}
 		}
 		for ; set != 0; set &= set - 1 {
@@ -361,12 +361,12 @@ func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
 
 // enterPlain is enter for a child of open node self whose byte is not
 // near.
-func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node, hi uint32) {
+func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node uint32) {
 	if c.edits >= 0 {
-		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(c.edits)})
+		w.found = append(w.found, foundAt{parent: self, node: node, depth: uint16(d), label: b, edits: uint8(c.edits)})
 	}
 	if c.descend {
-		w.spents = append(w.spents, spentNode{reach: c.reach, node: node, hi: hi, parent: self, label: b})
+		w.spents = append(w.spents, spentNode{reach: c.reach, node: node, parent: self, label: b})
 	}
 }
 
@@ -477,9 +477,20 @@ func (w *typoWalk) corrections() (found []correction, arena []byte) {
 				p[d-1], r = x.label, x.parent
 			}
 		}
-		c := correction{off: uint32(off), depth: uint32(f.depth), edits: f.edits}
-		c.lo, c.hi = w.keysOf(&f)
+		c := correction{off: uint32(off), depth: uint32(f.depth), edits: f.edits, lo: f.node, hi: f.hi}
+		if int(f.depth) <= w.t.depth() {
+			c.lo, c.hi = w.t.keysAt(int(f.depth), f.node)
+		}
 		found = append(found, c)
+	}
+	// The ends of the ranges in the trie, in a pass of their own: each
+	// reads a record, mostly a cache miss, and apart from the rest they
+	// overlap.
+	for i := range found {
+		c := &found[i]
+		for c.depth <= uint32(w.t.depth()) && c.hi > c.lo && w.s.slugLen(c.hi-1) < int(c.depth) {
+			c.hi--
+		}
 	}
 	slices.SortFunc(found, func(a, b correction) int {
 		return bytes.Compare(arena[a.off:a.off+a.depth], arena[b.off:b.off+b.depth])
