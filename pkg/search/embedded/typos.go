@@ -72,7 +72,6 @@ type typoHit struct {
 	whole  bool   // the key's slug is the whole correction
 	depth  uint32 // the correction's length
 	weight int64
-	order  uint32 // position in WalkTypos's order of discovery
 }
 
 // findTypos answers FindTypos from the snapshot. Typos reach the keys of
@@ -85,15 +84,13 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	found, arena := w.corrections()
 	defer walkPool.Put(w) // w holds found, arena and hits until the answer is made
 	// Each correction's best cities as Search ranks them, less the prefix
-	// matches, in the order WalkTypos meets them; the best q.Limit cities
-	// of them all are kept as they come, so that most hits cost one
-	// comparison with the worst kept.
+	// matches; the best q.Limit cities of them all are kept as they come,
+	// so that most hits cost one comparison with the worst kept.
 	top := w.hits[:0]
 	defer func() { w.hits = top[:0] }()
 	var buf [search.MaxLimit]uint32
 	ownLo, ownHi := w.prefixed() // keys that start with the query: prefix matches
 	f := newFilter(&q)
-	order := uint32(0)
 	for _, c := range found {
 		corrected := aliasString(arena[c.off : c.off+c.depth])
 		for _, r := range s.names.findRange(corrected, f, c.lo, c.hi, q.Limit, buf[:0]) {
@@ -106,9 +103,8 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 			whole := int(rec.slugLen()) == int(c.depth)
 			top = keepBest(top, q.Limit, typoHit{
 				rec: r, rank: rec.rank(), city: s.city(r), edits: c.edits, whole: whole, depth: c.depth,
-				weight: weight(int64(rec.pop()), rec.isAlt(), whole), order: order,
+				weight: weight(int64(rec.pop()), rec.isAlt(), whole),
 			})
-			order++
 		}
 	}
 	out := make([]search.Typo, len(top))
@@ -151,11 +147,12 @@ func keepBest(top []typoHit, limit int, h typoHit) []typoHit {
 	return slices.Insert(top, at, h)
 }
 
-// before reports whether h ranks before o in search.CompareTypos's order;
-// between two hits of one key, the first met wins a tie, as in WalkTypos.
+// before reports whether h ranks before o in search.CompareTypos's order.
 // Past the weight and the whole-name match, the base rank orders two keys
 // as CompareTypos does: main name first, then shorter, then by slug and
-// city.
+// city. Between two hits of one key WalkTypos keeps the first it met, in
+// its depth-first order: the two corrections are prefixes of the key, and
+// the shorter comes first.
 func (h *typoHit) before(o *typoHit) bool {
 	switch {
 	case h.edits != o.edits:
@@ -167,5 +164,5 @@ func (h *typoHit) before(o *typoHit) bool {
 	case h.rec != o.rec:
 		return h.rank < o.rank
 	}
-	return h.order < o.order
+	return h.depth < o.depth
 }

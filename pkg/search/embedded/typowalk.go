@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"math"
 	"math/bits"
 	"slices"
@@ -37,8 +36,9 @@ import (
 // Levels. The walk expands all the nodes of one depth before the next, and
 // reads all their words before expanding any: the reads, mostly cache
 // misses in the deeper levels, then overlap instead of waiting on each
-// other. Corrections are put in path order at the end, which is the order
-// of WalkTypos's depth-first walk.
+// other. Corrections come out in level order, not in WalkTypos's
+// depth-first order, which decides only between two corrections of one key
+// (see typoHit.before).
 type typoWalk struct {
 	s        *snapshot
 	t        *trie
@@ -457,9 +457,9 @@ func (w *typoWalk) prefixed() (lo, hi uint32) {
 	return w.keysOf(&w.own)
 }
 
-// corrections returns what the walk found, in path order (the order of a
-// depth-first walk with children in byte order), with their paths in
-// arena and their ranges of keys; both are w's, valid until its next walk.
+// corrections returns what the walk found, in the order it found them,
+// with their paths in arena and their ranges of keys; both are w's, valid
+// until its next walk.
 func (w *typoWalk) corrections() (found []correction, arena []byte) {
 	found, arena = w.corrs[:0], w.arena[:0]
 	defer func() { w.corrs, w.arena = found, arena }()
@@ -492,8 +492,5 @@ func (w *typoWalk) corrections() (found []correction, arena []byte) {
 			c.hi--
 		}
 	}
-	slices.SortFunc(found, func(a, b correction) int {
-		return bytes.Compare(arena[a.off:a.off+a.depth], arena[b.off:b.off+b.depth])
-	})
 	return found, arena
 }
