@@ -108,14 +108,9 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 		}
 	}
 	out := make([]search.Typo, len(top))
-	var keyBuf [search.MaxLimit]uint32
-	keys := keyBuf[:0]
 	for i, h := range top {
-		keys = append(keys, h.rec)
 		out[i] = search.Typo{Edits: int(h.edits), Corrected: aliasString(s.slug(h.rec)[:h.depth])}
-	}
-	for i, c := range s.appendFound(make([]search.Found, 0, len(keys)), keys) {
-		out[i].Found = c
+		s.fillFound(&out[i].Found, h.rec)
 	}
 	return out
 }
