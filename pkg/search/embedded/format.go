@@ -53,7 +53,7 @@ import (
 // matches, which lie at the start of its range.
 const (
 	magic       = "CFSNAP\x00\x01"
-	version     = 7
+	version     = 8
 	recordSize  = 32
 	areaSize    = 32
 	heavySize   = 24

@@ -233,24 +233,50 @@ func (x *index) find(prefix string, f *filter, limit int, dst []uint32) []uint32
 	// Only a prefix with more than scanLimit keys can have a list: the
 	// range that shares its first three or four bytes says so, sparing
 	// most prefixes a hash of the heavy ones.
-	if limit <= x.s.listCap && to-from > x.s.scanLimit {
-		if e, ok := x.heavy[prefix]; ok {
-			var buf [search.MaxLimit]uint32
-			others := buf[:0]
-			for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
-				if i := le32(e.list, j); x.accepts(i, f) {
-					others = append(others, i)
-				}
-			}
-			// The list holds the best listCap cities: a filter may need
-			// more than it has, and then the whole range is scanned.
-			if len(others) == limit || len(e.list)/4 < x.s.listCap {
-				return x.merge(prefix, f, e.exactLo, e.exactHi, others, limit, dst)
-			}
+	if to-from > x.s.scanLimit {
+		if out, ok := x.listed(prefix, f, limit, dst); ok {
+			return out
 		}
 	}
 	lo, hi := x.within(p, from, to, k)
 	return x.scan(prefix, f, lo, hi, limit, dst)
+}
+
+// findRange is find for a prefix whose range of keys, [lo, hi), the
+// caller knows (the typo walk takes it from the trie): the same answer
+// without the binary searches.
+func (x *index) findRange(prefix string, f *filter, lo, hi uint32, limit int, dst []uint32) []uint32 {
+	if int(hi-lo) > x.s.scanLimit { // a heavy prefix has more keys than that
+		if out, ok := x.listed(prefix, f, limit, dst); ok {
+			return out
+		}
+	}
+	return x.scan(prefix, f, int(lo), int(hi), limit, dst)
+}
+
+// listed is find from prefix's precomputed list, when it is heavy and its
+// list holds enough of the cities f accepts.
+func (x *index) listed(prefix string, f *filter, limit int, dst []uint32) ([]uint32, bool) {
+	if limit > x.s.listCap {
+		return nil, false
+	}
+	e, ok := x.heavy[prefix]
+	if !ok {
+		return nil, false
+	}
+	var buf [search.MaxLimit]uint32
+	others := buf[:0]
+	for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
+		if i := le32(e.list, j); x.accepts(i, f) {
+			others = append(others, i)
+		}
+	}
+	// The list holds the best listCap cities: a filter may need more
+	// than it has, and then the whole range is scanned.
+	if len(others) == limit || len(e.list)/4 < x.s.listCap {
+		return x.merge(prefix, f, e.exactLo, e.exactHi, others, limit, dst), true
+	}
+	return nil, false
 }
 
 // bounds returns the range of keys whose slugs start with prefix.

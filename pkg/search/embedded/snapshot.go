@@ -150,23 +150,25 @@ func (s *snapshot) appendFound(dst []search.Found, keys []uint32) []search.Found
 	dst = slices.Grow(dst, len(keys))
 	for _, k := range keys {
 		dst = dst[:len(dst)+1]
-		f := &dst[len(dst)-1]
-		var c uint32
-		if k&wordAnswer != 0 {
-			rec, off := s.words.wordRec(k &^ wordAnswer)
-			c = rec
-			s.fillCity(&f.City, c)
-			f.Key = search.NameKey{Slug: f.Slug[off:], Offset: int(off)}
-			continue
-		}
-		c = s.city(k)
-		s.fillCity(&f.City, c)
-		f.Key = search.NameKey{Slug: f.Slug}
-		if c != k {
-			f.Key = search.NameKey{Slug: aliasString(s.slug(k)), Alt: int(s.rec(k).altName())}
-		}
+		s.fillFound(&dst[len(dst)-1], k)
 	}
 	return dst
+}
+
+// fillFound writes into f the found city of the answer's key k.
+func (s *snapshot) fillFound(f *search.Found, k uint32) {
+	if k&wordAnswer != 0 {
+		rec, off := s.words.wordRec(k &^ wordAnswer)
+		s.fillCity(&f.City, rec)
+		f.Key = search.NameKey{Slug: f.Slug[off:], Offset: int(off)}
+		return
+	}
+	c := s.city(k)
+	s.fillCity(&f.City, c)
+	f.Key = search.NameKey{Slug: f.Slug}
+	if c != k {
+		f.Key = search.NameKey{Slug: aliasString(s.slug(k)), Alt: int(s.rec(k).altName())}
+	}
 }
 
 // fillCity writes the city of record c into f, field by field: the City

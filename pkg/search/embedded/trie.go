@@ -21,8 +21,14 @@ import (
 // level the index is the node's first key instead, and a sentinel word
 // closes the level: node k's keys are those from its index to the next
 // node's that are at least trieDepth bytes long.
+//
+// The levels above the deepest also keep their nodes' first keys, apart
+// from the words (which the walk reads, and keeps dense): so that a
+// correction the walk finds there names its range of keys in two reads,
+// as a deepest node does, instead of a binary search of the keys.
 type trie struct {
 	levels [][]byte // levels[d]: the words of level d
+	firsts [][]byte // firsts[d], 0 < d < depth: uint32 per node of level d, the index of its first key, then the key count
 }
 
 // Layout of a trie node's word.
@@ -57,16 +63,28 @@ func (t *trie) keys(k uint32) (lo, hi uint32) {
 	return uint32(le64(l, int(k)*wordSize) >> indexShift), uint32(le64(l, int(k+1)*wordSize) >> indexShift)
 }
 
+// keysAt returns the range of keys of node k of level d, which may end
+// with keys shorter than d.
+func (t *trie) keysAt(d int, k uint32) (lo, hi uint32) {
+	if d == t.depth() {
+		return t.keys(k)
+	}
+	return le32(t.firsts[d], int(k)*4), le32(t.firsts[d], int(k+1)*4)
+}
+
 // buildTrie returns the trie section for count keys sorted by slug, or nil
 // when some slug holds a byte outside the slug alphabet (then FindTypos
 // walks as the Service would). The section is the depth, then for each
-// level from the root down its node count and words.
+// level from the root down its node count and words, then for each level
+// from 1 to the one above the deepest its nodes' first keys and the key
+// count.
 func buildTrie(count int, slug func(i uint32) []byte, depth int) []byte {
 	if count > maxIndex {
 		return nil
 	}
 	levels := make([][]uint64, depth+1)
 	levels[0] = []uint64{0}
+	firsts := make([][]uint32, depth)
 	var prev []byte
 	for i := range uint32(count) {
 		s := slug(i)
@@ -91,6 +109,8 @@ func buildTrie(count int, slug func(i uint32) []byte, depth int) []byte {
 			var index uint64
 			if d == depth {
 				index = uint64(i)
+			} else {
+				firsts[d] = append(firsts[d], i)
 			}
 			levels[d] = append(levels[d], index<<indexShift)
 		}
@@ -127,14 +147,20 @@ func buildTrie(count int, slug func(i uint32) []byte, depth int) []byte {
 			out = binary.LittleEndian.AppendUint64(out, w)
 		}
 	}
+	for _, f := range firsts[1:] {
+		for _, k := range f {
+			out = binary.LittleEndian.AppendUint32(out, k)
+		}
+		out = binary.LittleEndian.AppendUint32(out, uint32(count))
+	}
 	return out
 }
 
 // parseTrie reads a trie section of a snapshot with count keys (none when
 // the section is empty), checking that every node's children lie in the
-// next level right after its previous sibling's, and that the deepest
-// level's key indexes never decrease and end at count, so that a walk
-// cannot step outside the data.
+// next level right after its previous sibling's, and that every level's
+// key indexes never decrease and end at count, so that a walk cannot step
+// outside the data.
 func parseTrie(b []byte, count int) (*trie, error) {
 	if len(b) == 0 {
 		return nil, nil
@@ -147,7 +173,7 @@ func parseTrie(b []byte, count int) (*trie, error) {
 	if depth < 1 || depth > 64 {
 		return nil, bad("depth")
 	}
-	t := &trie{levels: make([][]byte, depth+1)}
+	t := &trie{levels: make([][]byte, depth+1), firsts: make([][]byte, depth)}
 	off := 4
 	for d := range depth + 1 {
 		if len(b)-off < 4 {
@@ -191,6 +217,28 @@ func parseTrie(b []byte, count int) (*trie, error) {
 	}
 	if last != uint64(count) {
 		return nil, bad("keys do not end at the last")
+	}
+	for d := 1; d < depth; d++ {
+		size := (len(t.levels[d])/wordSize + 1) * 4
+		if len(b)-off < size {
+			return nil, bad("first keys outside the section")
+		}
+		t.firsts[d] = b[off : off+size : off+size]
+		off += size
+		last := uint32(0)
+		for k := 0; k < size; k += 4 {
+			v := le32(t.firsts[d], k)
+			if v < last || v > uint32(count) {
+				return nil, bad("first keys out of order")
+			}
+			last = v
+		}
+		if last != uint32(count) {
+			return nil, bad("first keys do not end at the last")
+		}
+	}
+	if off != len(b) {
+		return nil, bad("section longer than its levels")
 	}
 	return t, nil
 }

@@ -10,7 +10,9 @@ import (
 )
 
 // The trie holds exactly the prefixes of the keys down to its depth, each
-// node's children in byte order, and each deepest node's keys.
+// node's children in byte order, and each node's range of keys: those
+// that start with its path, once the keys shorter than its depth are
+// trimmed from the end.
 func TestTrieHoldsEveryPrefix(t *testing.T) {
 	keys := []string{"a", "ab", "abc", "abcd", "abcde", "abcdz", "abd", "b", "b-c", "ba9", "zz", "zzzzzz"}
 	const depth = 3
@@ -29,6 +31,20 @@ func TestTrieHoldsEveryPrefix(t *testing.T) {
 	var walk func(d int, k uint32, path string)
 	walk = func(d int, k uint32, path string) {
 		w := tr.node(d, k)
+		if d > 0 {
+			lo, hi := tr.keysAt(d, k)
+			for hi > lo && len(keys[hi-1]) < d {
+				hi--
+			}
+			want := slices.IndexFunc(keys, func(key string) bool { return strings.HasPrefix(key, path) })
+			wantHi := want
+			for wantHi < len(keys) && strings.HasPrefix(keys[wantHi], path) {
+				wantHi++
+			}
+			if int(lo) != want || int(hi) != wantHi {
+				t.Errorf("node %q holds keys [%d, %d), want [%d, %d)", path, lo, hi, want, wantHi)
+			}
+		}
 		if d == depth {
 			lo, hi := tr.keys(k)
 			for i := lo; i < hi; i++ {

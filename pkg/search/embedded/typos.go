@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"slices"
 
@@ -57,21 +56,22 @@ const (
 )
 
 // correction is a trie node within the edit budget of the query: its path
-// is arena[off:off+depth] of the walk that found it.
+// is arena[off:off+depth] of the walk that found it, its keys [lo, hi).
 type correction struct {
 	off, depth uint32
+	lo, hi     uint32
 	edits      uint8
 }
 
 // typoHit is one city of one correction.
 type typoHit struct {
 	rec    uint32 // the record of the key that found it
+	rank   uint32 // rec's base rank, read once rather than in every comparison
 	city   uint32
 	edits  uint8
 	whole  bool   // the key's slug is the whole correction
 	depth  uint32 // the correction's length
 	weight int64
-	order  uint32 // position in WalkTypos's order of discovery
 }
 
 // findTypos answers FindTypos from the snapshot. Typos reach the keys of
@@ -84,67 +84,80 @@ func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	found, arena := w.corrections()
 	defer walkPool.Put(w) // w holds found, arena and hits until the answer is made
 	// Each correction's best cities as Search ranks them, less the prefix
-	// matches, in the order WalkTypos meets them.
-	hits := w.hits[:0]
-	defer func() { w.hits = hits[:0] }()
+	// matches; the best q.Limit cities of them all are kept as they come,
+	// so that most hits cost one comparison with the worst kept.
+	top := w.hits[:0]
+	defer func() { w.hits = top[:0] }()
 	var buf [search.MaxLimit]uint32
-	prefix := []byte(q.Prefix)
+	ownLo, ownHi := w.prefixed() // keys that start with the query: prefix matches
 	f := newFilter(&q)
 	for _, c := range found {
 		corrected := aliasString(arena[c.off : c.off+c.depth])
-		for _, r := range s.names.find(corrected, f, q.Limit, buf[:0]) {
-			slug := s.slug(r) // the key that found the city
-			if bytes.HasPrefix(slug, prefix) {
+		for _, r := range s.names.findRange(corrected, f, c.lo, c.hi, q.Limit, buf[:0]) {
+			if r >= ownLo && r < ownHi {
 				continue
 			}
-			key := s.names.nameKey(r)
-			hits = append(hits, typoHit{
-				rec: r, city: s.city(r), edits: c.edits, whole: len(slug) == int(c.depth), depth: c.depth,
-				weight: search.Weight(corrected, key, s.pop(r)), order: uint32(len(hits)),
+			// search.Weight against the correction, which the key starts
+			// with: it is the whole key when it is as long.
+			rec := s.rec(r)
+			whole := int(rec.slugLen()) == int(c.depth)
+			top = keepBest(top, q.Limit, typoHit{
+				rec: r, rank: rec.rank(), city: s.city(r), edits: c.edits, whole: whole, depth: c.depth,
+				weight: weight(int64(rec.pop()), rec.isAlt(), whole),
 			})
 		}
 	}
-	// search.CompareTypos's order; between two hits of one key, the first
-	// met wins a tie, as in WalkTypos. Past the weight and the whole-name
-	// match, the base rank orders two keys as CompareTypos does: main
-	// name first, then shorter, then by slug and city.
-	slices.SortFunc(hits, func(a, b typoHit) int {
-		if a.edits != b.edits {
-			return int(a.edits) - int(b.edits)
-		}
-		if a.weight != b.weight {
-			if a.weight > b.weight {
-				return -1
-			}
-			return 1
-		}
-		if a.whole != b.whole {
-			if a.whole {
-				return -1
-			}
-			return 1
-		}
-		if a.rec != b.rec {
-			return int(s.rank(a.rec)) - int(s.rank(b.rec))
-		}
-		return int(a.order) - int(b.order)
-	})
-	out := make([]search.Typo, 0, min(q.Limit, len(hits)))
-	var keyBuf, cityBuf [search.MaxLimit]uint32
-	keys, cities := keyBuf[:0], cityBuf[:0]
-	for _, h := range hits {
-		if len(out) == q.Limit {
-			break
-		}
-		if slices.Contains(cities, h.city) {
-			continue // the same city met again through a worse correction or key
-		}
-		cities = append(cities, h.city)
-		keys = append(keys, h.rec)
-		out = append(out, search.Typo{Edits: int(h.edits), Corrected: aliasString(s.slug(h.rec)[:h.depth])})
-	}
-	for i, c := range s.appendFound(make([]search.Found, 0, len(keys)), keys) {
-		out[i].Found = c
+	out := make([]search.Typo, len(top))
+	for i, h := range top {
+		out[i] = search.Typo{Edits: int(h.edits), Corrected: aliasString(s.slug(h.rec)[:h.depth])}
+		s.fillFound(&out[i].Found, h.rec)
 	}
 	return out
+}
+
+// keepBest adds h to top, the best hits met so far of at most limit
+// cities, each through its best hit, in order: a hit that ranks after
+// limit others of other cities, or after another of its own city, can
+// never be shown.
+func keepBest(top []typoHit, limit int, h typoHit) []typoHit {
+	if len(top) == limit && !h.before(&top[len(top)-1]) {
+		return top
+	}
+	for i := range top {
+		if top[i].city == h.city {
+			if !h.before(&top[i]) {
+				return top // the same city met again through a worse correction or key
+			}
+			top = slices.Delete(top, i, i+1)
+			break
+		}
+	}
+	if len(top) == limit {
+		top = top[:limit-1]
+	}
+	at := len(top)
+	for at > 0 && h.before(&top[at-1]) {
+		at--
+	}
+	return slices.Insert(top, at, h)
+}
+
+// before reports whether h ranks before o in search.CompareTypos's order.
+// Past the weight and the whole-name match, the base rank orders two keys
+// as CompareTypos does: main name first, then shorter, then by slug and
+// city. Between two hits of one key WalkTypos keeps the first it met, in
+// its depth-first order: the two corrections are prefixes of the key, and
+// the shorter comes first.
+func (h *typoHit) before(o *typoHit) bool {
+	switch {
+	case h.edits != o.edits:
+		return h.edits < o.edits
+	case h.weight != o.weight:
+		return h.weight > o.weight
+	case h.whole != o.whole:
+		return h.whole
+	case h.rec != o.rec:
+		return h.rank < o.rank
+	}
+	return h.depth < o.depth
 }

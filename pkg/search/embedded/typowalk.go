@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"math"
 	"math/bits"
 	"slices"
@@ -37,8 +36,9 @@ import (
 // Levels. The walk expands all the nodes of one depth before the next, and
 // reads all their words before expanding any: the reads, mostly cache
 // misses in the deeper levels, then overlap instead of waiting on each
-// other. Corrections are put in path order at the end, which is the order
-// of WalkTypos's depth-first walk.
+// other. Corrections come out in level order, not in WalkTypos's
+// depth-first order, which decides only between two corrections of one key
+// (see typoHit.before).
 type typoWalk struct {
 	s        *snapshot
 	t        *trie
@@ -58,6 +58,7 @@ type typoWalk struct {
 	trans  []uint64 // pending transpositions of spent nodes (see spentNode)
 	words  []uint64 // the words of the level being expanded
 	found  []foundAt
+	own    foundAt // the query's own node, whose keys are prefix matches; depth 0 when no key starts with the query
 
 	// Buffers kept across walks: what corrections returns, and the
 	// caller's typo hits (see findTypos).
@@ -104,12 +105,15 @@ func (w *typoWalk) allowed(x *spentNode) uint64 {
 	return set
 }
 
-// foundAt is a correction: the child for label of node parent.
+// foundAt is a correction: the child for label of node parent, whose
+// index in its trie level is node, or whose keys are [node, hi) below the
+// trie.
 type foundAt struct {
-	parent ref
-	depth  uint16
-	label  byte
-	edits  uint8
+	parent   ref
+	node, hi uint32
+	depth    uint16
+	label    byte
+	edits    uint8
 }
 
 var walkPool = sync.Pool{New: func() any { return new(typoWalk) }}
@@ -208,7 +212,7 @@ func (w *typoWalk) expandLevel(d int, l level) {
 			set &^= plain
 			for ; plain != 0; plain &= plain - 1 {
 				sym := bits.TrailingZeros64(plain)
-				w.enterPlain(self, &c, search.SlugBytes[sym], d+1, child(word, sym), 0)
+				w.enterPlain(self, &c, search.SlugBytes[sym], d+1, child(word, sym))
 			}
 		}
 		for ; set != 0; set &= set - 1 {
@@ -235,12 +239,12 @@ func (w *typoWalk) expandLevel(d int, l level) {
 	}
 }
 
-// keys returns the keys of node k of the trie's deepest level, d.
+// keys returns the keys of node k of the trie's level d.
 func (w *typoWalk) keys(d int, k uint32) (uint32, uint32) {
-	lo, hi := w.t.keys(k)
-	// Keys shorter than the trie's depth may sit at the end of the range:
-	// they belong to no deepest node.
-	for hi > lo && len(w.s.keySlug(hi-1)) < d {
+	lo, hi := w.t.keysAt(d, k)
+	// Keys shorter than d may sit at the end of the range: they belong to
+	// no node of the level.
+	for hi > lo && w.s.slugLen(hi-1) < d {
 		hi--
 	}
 	return lo, hi
@@ -271,6 +275,7 @@ func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) 
 		return // no extension can come within the budget
 	}
 	if r[0]&w.end != 0 {
+		w.own = foundAt{node: node, hi: hi, depth: uint16(d)}
 		return // the query itself: its range holds prefix matches
 	}
 	lowest := 0
@@ -281,7 +286,7 @@ func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) 
 		if r[dist]&w.end == 0 {
 			continue
 		}
-		w.found = append(w.found, foundAt{parent: self, depth: uint16(d), label: b, edits: uint8(dist)})
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(dist)})
 		if lowest >= dist {
 			return // nothing below can need fewer edits
 		}
@@ -356,12 +361,12 @@ func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
 
 // enterPlain is enter for a child of open node self whose byte is not
 // near.
-func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node, hi uint32) {
+func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node uint32) {
 	if c.edits >= 0 {
-		w.found = append(w.found, foundAt{parent: self, depth: uint16(d), label: b, edits: uint8(c.edits)})
+		w.found = append(w.found, foundAt{parent: self, node: node, depth: uint16(d), label: b, edits: uint8(c.edits)})
 	}
 	if c.descend {
-		w.spents = append(w.spents, spentNode{reach: c.reach, node: node, hi: hi, parent: self, label: b})
+		w.spents = append(w.spents, spentNode{reach: c.reach, node: node, parent: self, label: b})
 	}
 }
 
@@ -378,7 +383,7 @@ func (w *typoWalk) follow(x *spentNode, self ref, b byte, d int, node, hi uint32
 	}
 	switch {
 	case next&w.end != 0:
-		w.found = append(w.found, foundAt{parent: self, depth: uint16(d), label: b, edits: uint8(w.e)})
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(w.e)})
 	case next != 0 && d < w.maxDepth:
 		w.spents = append(w.spents, spentNode{reach: next, node: node, hi: hi, parent: self, label: b})
 	}
@@ -436,9 +441,25 @@ func run(s *snapshot, lo, hi uint32, d int, b byte) (i, j uint32) {
 	return i, j
 }
 
-// corrections returns what the walk found, in path order (the order of a
-// depth-first walk with children in byte order), with their paths in
-// arena; both are w's, valid until its next walk.
+// keysOf returns the range of keys of node f.
+func (w *typoWalk) keysOf(f *foundAt) (lo, hi uint32) {
+	if int(f.depth) <= w.t.depth() {
+		return w.keys(int(f.depth), f.node)
+	}
+	return f.node, f.hi
+}
+
+// prefixed returns the range of the keys that start with the query.
+func (w *typoWalk) prefixed() (lo, hi uint32) {
+	if w.own.depth == 0 {
+		return 0, 0
+	}
+	return w.keysOf(&w.own)
+}
+
+// corrections returns what the walk found, in the order it found them,
+// with their paths in arena and their ranges of keys; both are w's, valid
+// until its next walk.
 func (w *typoWalk) corrections() (found []correction, arena []byte) {
 	found, arena = w.corrs[:0], w.arena[:0]
 	defer func() { w.corrs, w.arena = found, arena }()
@@ -456,10 +477,20 @@ func (w *typoWalk) corrections() (found []correction, arena []byte) {
 				p[d-1], r = x.label, x.parent
 			}
 		}
-		found = append(found, correction{off: uint32(off), depth: uint32(f.depth), edits: f.edits})
+		c := correction{off: uint32(off), depth: uint32(f.depth), edits: f.edits, lo: f.node, hi: f.hi}
+		if int(f.depth) <= w.t.depth() {
+			c.lo, c.hi = w.t.keysAt(int(f.depth), f.node)
+		}
+		found = append(found, c)
 	}
-	slices.SortFunc(found, func(a, b correction) int {
-		return bytes.Compare(arena[a.off:a.off+a.depth], arena[b.off:b.off+b.depth])
-	})
+	// The ends of the ranges in the trie, in a pass of their own: each
+	// reads a record, mostly a cache miss, and apart from the rest they
+	// overlap.
+	for i := range found {
+		c := &found[i]
+		for c.depth <= uint32(w.t.depth()) && c.hi > c.lo && w.s.slugLen(c.hi-1) < int(c.depth) {
+			c.hi--
+		}
+	}
 	return found, arena
 }
