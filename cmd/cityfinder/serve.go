@@ -239,5 +239,13 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc))
 	reg.MustRegister(watch.collectors()...)
 	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
-		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
+		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge), server.WithAnswerCache(c.AnswerCacheMB << 20)}
 }
+
+// The answer cache's size: by default a tenth of what serve holds for the
+// large dataset (docs/performance.md); at most 2 GB, which an int counts
+// in bytes on every platform.
+const (
+	defaultAnswerCacheMB = 32
+	maxAnswerCacheMB     = 2047
+)
