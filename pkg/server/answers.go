@@ -65,9 +65,10 @@ type answerShard struct {
 type keptAnswer struct {
 	key      string
 	body     []byte
-	version  uint64 // of the dataset it was computed from
-	complete bool   // its Search-Complete
-	slot     int    // its index in the shard's ring
+	length   []string // its Content-Length field, made once
+	version  uint64   // of the dataset it was computed from
+	complete bool     // its Search-Complete
+	slot     int      // its index in the shard's ring
 	used     atomic.Bool
 }
 
@@ -113,7 +114,7 @@ func (c *answerCache) get(key []byte, version uint64) (*keptAnswer, bool) {
 // answer larger than a quarter of a shard is not kept.
 func (c *answerCache) put(key string, version uint64, body []byte, complete bool) {
 	s := &c.shards[maphash.String(c.seed, key)%answerShards]
-	e := &keptAnswer{key: key, body: append([]byte(nil), body...), version: version, complete: complete}
+	e := &keptAnswer{key: key, body: append([]byte(nil), body...), length: contentLength(body), version: version, complete: complete}
 	size := e.size()
 	if size > s.max/4 {
 		return

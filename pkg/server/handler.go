@@ -172,17 +172,19 @@ func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 	form := listForm(asGeoJSON)
 	var complete bool
 	var keep func(body []byte)
-	if version, ok := h.service.Version(req.Dataset); ok && h.answers != nil {
-		var buf [256]byte
-		key := answerKey(buf[:0], &req, langs, form)
-		if e, hit := h.answers.get(key, version); hit {
-			setSearchComplete(w.Header(), e.complete)
-			h.succeeded(w.Header(), byHeader)
-			writeBody(w, http.StatusOK, contentType(form), e.body)
-			return
+	if h.answers != nil {
+		if version, ok := h.service.Version(req.Dataset); ok {
+			var buf [256]byte
+			key := answerKey(buf[:0], &req, langs, form)
+			if e, hit := h.answers.get(key, version); hit {
+				setSearchComplete(w.Header(), e.complete)
+				h.succeeded(w.Header(), byHeader)
+				writeBody(w, http.StatusOK, contentType(form), e.body, e.length)
+				return
+			}
+			kept := string(key) // buf stays on the stack
+			keep = func(body []byte) { h.answers.put(kept, version, body, complete) }
 		}
-		kept := string(key) // buf stays on the stack
-		keep = func(body []byte) { h.answers.put(kept, version, body, complete) }
 	}
 	h.answerIn(w, r, req.Dataset, form, langs, byHeader, keep, func(langs []language.Tag) ([]search.Hit, error) {
 		req.Languages = langs

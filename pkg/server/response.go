@@ -81,15 +81,19 @@ func (h *handler) writeEncoded(w http.ResponseWriter, status int, v any, keep fu
 	if _, ok := v.(geoJSON); ok && status == http.StatusOK {
 		ctype = geoJSONContentType
 	}
-	writeBody(w, status, ctype, body)
+	writeBody(w, status, ctype, body, contentLength(body))
 }
 
-// writeBody writes status and the JSON body, of Content-Type ctype.
-func writeBody(w http.ResponseWriter, status int, ctype []string, body []byte) {
+// contentLength is the Content-Length field of body.
+func contentLength(body []byte) []string { return []string{strconv.Itoa(len(body))} }
+
+// writeBody writes status and the JSON body, of Content-Type ctype and
+// Content-Length length (see contentLength).
+func writeBody(w http.ResponseWriter, status int, ctype []string, body []byte, length []string) {
 	hdr := w.Header()
 	hdr["Content-Type"] = ctype
 	hdr["X-Content-Type-Options"] = noSniff
-	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	hdr["Content-Length"] = length
 	w.WriteHeader(status)
 	// An error here means the client is gone; there is no one left to tell.
 	_, _ = w.Write(body)
