@@ -45,11 +45,13 @@ const answerOverhead = 96
 // spared once, so the texts asked often stay and those asked once go
 // first, without a list to reorder on every hit.
 type answerCache struct {
-	seed                    maphash.Seed
-	shards                  [answerShards]answerShard
-	hits, misses, evictions atomic.Int64
+	seed   maphash.Seed
+	shards [answerShards]answerShard
 }
 
+// answerShard is one part of the cache, with its own lock and counters:
+// 32 connections that hit one counter would pass its cache line from
+// core to core at every answer.
 type answerShard struct {
 	mu      sync.RWMutex
 	entries map[string]*keptAnswer
@@ -57,7 +59,9 @@ type answerShard struct {
 	hand    int
 	bytes   int
 	max     int
-	_       [64]byte // keeps the shards' locks on their own cache lines
+
+	hits, misses, evictions atomic.Int64
+	_                       [64]byte // keeps the shards apart in the CPU's caches
 }
 
 // keptAnswer is one encoded answer; nothing changes it once it is in the
@@ -99,13 +103,13 @@ func (c *answerCache) get(key []byte, version uint64) (*keptAnswer, bool) {
 	e := s.entries[string(key)]
 	s.mu.RUnlock()
 	if e == nil || e.version != version {
-		c.misses.Add(1)
+		s.misses.Add(1)
 		return nil, false
 	}
 	if !e.used.Load() { // a store only when it changes: hits on one entry share its cache line
 		e.used.Store(true)
 	}
-	c.hits.Add(1)
+	s.hits.Add(1)
 	return e, true
 }
 
@@ -137,7 +141,7 @@ func (c *answerCache) put(key string, version uint64, body []byte, complete bool
 			continue
 		}
 		s.remove(s.ring[s.hand]) // the last entry takes its slot, and is looked at next
-		c.evictions.Add(1)
+		s.evictions.Add(1)
 	}
 	e.slot = len(s.ring)
 	s.ring = append(s.ring, e)
@@ -166,18 +170,30 @@ func (c *answerCache) totals() (bytes, entries int) {
 	return bytes, entries
 }
 
+// count sums a counter of every shard.
+func (c *answerCache) count(counter func(s *answerShard) *atomic.Int64) int64 {
+	var n int64
+	for i := range c.shards {
+		n += counter(&c.shards[i]).Load()
+	}
+	return n
+}
+
 // collectors are the cache's metrics, read at each scrape.
 func (c *answerCache) collectors() []prometheus.Collector {
-	counter := func(name, help string, n *atomic.Int64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(n.Load()) })
+	counter := func(name, help string, n func(s *answerShard) *atomic.Int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(c.count(n)) })
 	}
 	gauge := func(name, help string, read func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, read)
 	}
 	return []prometheus.Collector{
-		counter("cityfinder_answer_cache_hits_total", "GET /search answers copied from the answer cache.", &c.hits),
-		counter("cityfinder_answer_cache_misses_total", "GET /search answers not in the answer cache (or computed from an older dataset), searched.", &c.misses),
-		counter("cityfinder_answer_cache_evictions_total", "Answers dropped from the answer cache to make room.", &c.evictions),
+		counter("cityfinder_answer_cache_hits_total", "GET /search answers copied from the answer cache.",
+			func(s *answerShard) *atomic.Int64 { return &s.hits }),
+		counter("cityfinder_answer_cache_misses_total", "GET /search answers not in the answer cache (or computed from an older dataset), searched.",
+			func(s *answerShard) *atomic.Int64 { return &s.misses }),
+		counter("cityfinder_answer_cache_evictions_total", "Answers dropped from the answer cache to make room.",
+			func(s *answerShard) *atomic.Int64 { return &s.evictions }),
 		gauge("cityfinder_answer_cache_bytes", "Bytes the answer cache holds, keys and bookkeeping included.",
 			func() float64 { b, _ := c.totals(); return float64(b) }),
 		gauge("cityfinder_answer_cache_entries", "Answers the answer cache holds.",

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -37,7 +38,7 @@ func TestAnswerCacheEvictsTheRarelyRead(t *testing.T) {
 	if bytes > maxBytes || entries == 0 {
 		t.Errorf("the cache holds %d bytes in %d entries, want at most %d", bytes, entries, maxBytes)
 	}
-	if c.evictions.Load() == 0 {
+	if c.count(func(s *answerShard) *atomic.Int64 { return &s.evictions }) == 0 {
 		t.Error("no evictions counted")
 	}
 }
@@ -82,4 +83,27 @@ func TestAnswerCacheConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchmarkAnswerCacheGet reads kept answers from b.N goroutines at once
+// (-cpu and SetParallelism make 32 of them, as 32 connections), to show
+// what the shards' locks and counters cost when every core asks.
+func BenchmarkAnswerCacheGet(b *testing.B) {
+	c := newAnswerCache(32 << 20)
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "large\x00\x00\x01\x0a\x00text %d", i)
+		c.put(string(keys[i]), 1, make([]byte, 2000), false)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, ok := c.get(keys[i%len(keys)], 1); !ok {
+				b.Fatal("miss")
+			}
+			i += 7
+		}
+	})
 }
