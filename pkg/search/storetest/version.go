@@ -29,9 +29,9 @@ func testVersions(t *testing.T, open Opener) {
 		t.Errorf("never loaded: version %d, want 0", v)
 	}
 	MustLoad(t, s, search.Small, City("Paris", "France", "Ile-de-France", 0))
-	small := next("first load", search.Small)
+	next("first load", search.Small)
 	MustLoad(t, s, search.Small, City("Parla", "Spain", "Madrid", 0))
-	small = next("second load", search.Small)
+	small := next("second load", search.Small)
 	MustLoad(t, s, search.Large, City("Paris", "France", "A8", 2138551))
 	large := next("load of another dataset", search.Large)
 	if v := vs.Version(search.Small); v != small {
