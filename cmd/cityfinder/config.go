@@ -51,6 +51,8 @@ type settingValues struct {
 		CORSOrigin    []string      `mapstructure:"cors_origin"`
 		CacheMaxAge   time.Duration `mapstructure:"cache_max_age"`
 		ReadyDatasets []string      `mapstructure:"ready_datasets"`
+		// The megabytes of the answer cache (see server.WithAnswerCache).
+		AnswerCacheMB int `mapstructure:"answer_cache_mb"`
 		// SIGTERM's drain before the shutdown, and how often new imports are looked for.
 		DrainDelay     time.Duration `mapstructure:"drain_delay"`
 		ReloadInterval time.Duration `mapstructure:"reload_interval"`
@@ -519,6 +521,9 @@ func validateServer(c *config) []error {
 		errs = append(errs, invalidValue(settingMaxHeaderBytes, s.MaxHeaderBytes, "must be at least 1024"))
 	}
 	errs = append(errs, durationErrors(true, settingDuration{settingCacheMaxAge, s.CacheMaxAge})...)
+	if s.AnswerCacheMB < 0 || s.AnswerCacheMB > maxAnswerCacheMB {
+		errs = append(errs, invalidValue(settingAnswerCache, s.AnswerCacheMB, fmt.Sprintf("must be from 0 to %d", maxAnswerCacheMB)))
+	}
 	for _, o := range s.CORSOrigin {
 		if !validOrigin(o) {
 			errs = append(errs, invalidValue(settingCORSOrigin, o, "use * or origins such as https://example.com"))

@@ -107,6 +107,8 @@ func TestServeOperations(t *testing.T) {
 			`cityfinder_dataset_cities{dataset="large"} 0`,
 			`cityfinder_dataset_import_timestamp_seconds{dataset="small"} `,
 			`cityfinder_limiter_store_errors_total 0`,
+			`cityfinder_answer_cache_misses_total 1`, // the answer cache is on by default
+			`cityfinder_answer_cache_hits_total 0`,
 			`cityfinder_check_up{check="dataset:small"} 1`,
 			`cityfinder_check_up{check="dataset:large"} 0`,
 			`process_resident_memory_bytes `,

@@ -239,5 +239,15 @@ func opsOptions(a *app, svc *search.Service, lim *limiter.Limiter, limStore limi
 		server.LimiterMetrics(lim.StoreErrors), server.DatasetMetrics(svc))
 	reg.MustRegister(watch.collectors()...)
 	return []server.Option{server.WithReadiness(checks...), server.WithMetrics(reg),
-		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge)}
+		server.WithCORS(c.CORSOrigin...), server.WithCacheMaxAge(c.CacheMaxAge), server.WithAnswerCache(c.AnswerCacheMB << 20)}
 }
+
+// The answer cache's size: by default room for some 4,000 answers, the
+// typed log of make bench twice over, which keeps serve on the large
+// dataset within 300 MB (more answers the texts people type again more
+// often, for more memory: docs/performance.md); at most 2 GB, which an
+// int counts in bytes on every platform.
+const (
+	defaultAnswerCacheMB = 8
+	maxAnswerCacheMB     = 2047
+)

@@ -203,6 +203,11 @@ var (
 	settingCacheMaxAge = &setting{key: "server.cache_max_age", flag: "cache-max-age", env: "CITYFINDER_CACHE_MAX_AGE", kind: durationKind,
 		def: time.Minute, commands: cmdServe, doc: "how long browsers and caches may keep a /search answer (0: no-store)",
 		note: "The answer says Cache-Control: public, max-age=60 by default; errors are never stored."}
+	settingAnswerCache = &setting{key: "server.answer_cache_mb", flag: "answer-cache-mb", env: "CITYFINDER_ANSWER_CACHE_MB", kind: intKind,
+		def: defaultAnswerCacheMB, commands: cmdServe, doc: "megabytes of encoded /search answers kept for the texts asked most (0: none)",
+		form: "a whole number of megabytes, 0 or more",
+		note: "A kept answer is the same bytes as a fresh one, still counts against the rate limit, and is dropped when its dataset " +
+			"is imported again; cityfinder_answer_cache_* in /metrics show how often it answers (docs/performance.md)."}
 	settingReadyDatasets = &setting{key: "server.ready_datasets", flag: "ready-datasets", env: "CITYFINDER_READY_DATASETS", kind: listKind,
 		def: []string{string(search.Small)}, commands: cmdServe, doc: "datasets /readyz requires (the others only degrade it)",
 		form: "a list of datasets: small, large",
@@ -339,7 +344,7 @@ var settings = []*setting{
 	settingAllowShrink, settingGeoNames, settingSource, settingRegionNames, settingAlternateNames, settingDownloadDir, settingMaxRows,
 	settingLogLevel,
 	settingAddr, settingReadHeaderTimeout, settingReadTimeout, settingWriteTimeout, settingIdleTimeout, settingMaxHeaderBytes,
-	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingReadyDatasets, settingDrainDelay, settingReloadInterval,
+	settingShutdownTimeout, settingCORSOrigin, settingCacheMaxAge, settingAnswerCache, settingReadyDatasets, settingDrainDelay, settingReloadInterval,
 	settingBreakerFailures, settingBreakerCooldown,
 	settingWindow, settingMax, settingTrustedProxies, settingTrustAll, settingIPv6Prefix, settingMaxClients, settingRedisURL, settingFailClosed,
 	settingLimitBy, settingSessionGap, settingSessionRequests, settingSessionLength,

@@ -127,6 +127,7 @@ var badSettings = map[*setting][]badSetting{
 	settingShutdownTimeout:        {{value: "soon"}, {value: "0s"}},
 	settingCORSOrigin:             {{value: "a.example"}},
 	settingCacheMaxAge:            {{value: "soon"}, {value: "-1s"}},
+	settingAnswerCache:            {{value: "32MB"}, {value: "-1"}, {value: "4096"}},
 	settingReadyDatasets:          {{value: "small,medium"}},
 	settingDrainDelay:             {{value: "soon"}, {value: "-1s"}},
 	settingReloadInterval:         {{value: "soon"}, {value: "-1s"}},

@@ -270,9 +270,12 @@ type CityReader interface {
 // its id and the cities around a point, describes and replaces datasets. Its methods are all that the Service needs of a store,
 // but for one optional capability, typo search (see TypoFinder), so that a
 // decorator that implements them (see storetest.Wrap) keeps every feature
-// of the store it wraps. Implementations are safe for concurrent use, say
+// of the store it wraps. A second optional capability, Versioned, numbers
+// a dataset's contents, so that answers computed from one can be kept
+// until it is replaced. Implementations are safe for concurrent use, say
 // what they implement with var _ search.Store = (*Store)(nil) (and
-// TypoFinder), and run the conformance suite in package storetest.
+// TypoFinder, Versioned), and run the conformance suite in package
+// storetest.
 //
 // Errors common to every method: ErrUnknownDataset (wrapped) for a dataset
 // that is not one of Datasets, ErrUnavailable (wrapped) when a backing

@@ -92,7 +92,8 @@ type Typo struct {
 	Corrected string
 }
 
-// TypoFinder is the one optional capability of a Store: typo search. The
+// TypoFinder is the optional capability of a Store that the Service uses:
+// typo search (the other, Versioned, serves caches of answers). The
 // Service finds typo matches in a store that is a TypoFinder, and only
 // prefix matches in one that is not, whatever Request.Fuzzy says. A store
 // with an index of its own answers from it (the embedded store runs an

@@ -6,6 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"github.com/cityfinder/cityfinder/pkg/server"
@@ -67,6 +70,32 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			if w.status != bm.status {
 				b.Fatalf("status = %d, want %d", w.status, bm.status)
+			}
+		})
+	}
+}
+
+// BenchmarkSearchAnswerCache is /search answered from the answer cache,
+// with the metrics and CORS that serve adds, beside the same search
+// answered by the Service.
+func BenchmarkSearchAnswerCache(b *testing.B) {
+	svc := mustService(b, syntheticCities(20_000))
+	for _, bm := range []struct {
+		name  string
+		bytes int
+	}{{"cached", 32 << 20}, {"searched", 0}} {
+		b.Run(bm.name, func(b *testing.B) {
+			h := server.New(svc, server.WithMetrics(prometheus.NewRegistry()), server.WithCORS("*"),
+				server.WithCacheMaxAge(time.Minute), server.WithAnswerCache(bm.bytes))
+			req := httptest.NewRequest(http.MethodGet, "/search?q=berlin&dataset=small", nil)
+			w := &discardResponse{header: make(http.Header)}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.header)
+				h.ServeHTTP(w, req)
+			}
+			if w.status != http.StatusOK {
+				b.Fatalf("status = %d", w.status)
 			}
 		})
 	}

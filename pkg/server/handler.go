@@ -19,6 +19,7 @@ type options struct {
 	searchMiddleware func(http.Handler) http.Handler
 	page             *PageConfig
 	ops              opsOptions // health, metrics, CORS and caching (ops.go)
+	answerBytes      int        // the answer cache's size (answers.go)
 }
 
 // WithLogger sets the logger for errors and the access log (at Debug);
@@ -46,6 +47,7 @@ type handler struct {
 	service *search.Service
 	logger  *slog.Logger
 	ops     *ops
+	answers *answerCache // nil without WithAnswerCache
 }
 
 // New returns the HTTP API over service:
@@ -82,6 +84,9 @@ func New(service *search.Service, opts ...Option) http.Handler {
 	}
 	h := &handler{service: service, logger: slog.New(LogRequestIDs(logger.Handler())).With("component", "server")}
 	h.ops = newOps(o.ops, h.logger)
+	if h.answers = newAnswerCache(o.answerBytes); h.answers != nil && o.ops.registry != nil {
+		o.ops.registry.MustRegister(h.answers.collectors()...)
+	}
 	return observed(h.accessLog(h.routes(o.searchMiddleware, o.page)))
 }
 
@@ -150,17 +155,42 @@ func params(r *http.Request) url.Values {
 	return r.Form
 }
 
-// find decodes a search, answers it and encodes the answer.
+// find decodes a search, answers it and encodes the answer: from the
+// answer cache when it holds the answer (see WithAnswerCache), else from
+// the Service, keeping what it encodes.
 func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 	req, asGeoJSON, err := decodeSearch(params(r))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.answer(w, r, req.Dataset, listForm(asGeoJSON), func(langs []language.Tag) ([]search.Hit, error) {
+	langs, byHeader, err := decodeLanguages(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	form := listForm(asGeoJSON)
+	var complete bool
+	var keep func(body []byte)
+	if h.answers != nil {
+		if version, ok := h.service.Version(req.Dataset); ok {
+			var buf [256]byte
+			key := answerKey(buf[:0], &req, langs, form)
+			if e, hit := h.answers.get(key, version); hit {
+				setSearchComplete(w.Header(), e.complete)
+				h.succeeded(w.Header(), byHeader)
+				writeBody(w, http.StatusOK, contentType(form), e.body, e.length)
+				return
+			}
+			kept := string(key) // buf stays on the stack
+			keep = func(body []byte) { h.answers.put(kept, version, body, complete) }
+		}
+	}
+	h.answerIn(w, r, req.Dataset, form, langs, byHeader, keep, func(langs []language.Tag) ([]search.Hit, error) {
 		req.Languages = langs
 		res, err := h.service.Find(r.Context(), req)
 		if err == nil {
+			complete = res.Complete
 			setSearchComplete(w.Header(), res.Complete)
 		}
 		return res.Hits, err

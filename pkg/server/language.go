@@ -18,11 +18,16 @@ func decodeLanguages(r *http.Request) (langs []language.Tag, byHeader bool, err 
 		langs, err = search.ParseLanguages(list[0])
 		return langs, false, err
 	}
-	return search.AcceptLanguages(r.Header.Get("Accept-Language")), true, nil
+	header := r.Header.Get("Accept-Language")
+	if header == "" { // what no header asks for, without the parser's allocation
+		return nil, true, nil
+	}
+	return search.AcceptLanguages(header), true, nil
 }
 
-// varyLanguage is the Vary of an answer whose names Accept-Language chose.
-var varyLanguage = "Accept-Language"
+// varyLanguage is the Vary of an answer whose names Accept-Language chose;
+// net/http only reads it, and an Add after it makes a slice of its own.
+var varyLanguage = []string{"Accept-Language"}
 
 // languageSucceeded adds Vary: Accept-Language to a successful answer
 // that caches may keep (see WithCacheMaxAge) when that header chose its
@@ -30,6 +35,10 @@ var varyLanguage = "Accept-Language"
 // answer that no cache keeps needs no Vary, and has none.
 func (p *ops) languageSucceeded(hdr http.Header, byHeader bool) {
 	if byHeader && len(p.searchCache) > 0 && p.searchCache[0] != noStore[0] {
-		hdr.Add("Vary", varyLanguage)
+		if vary := hdr["Vary"]; len(vary) > 0 {
+			hdr["Vary"] = append(vary, varyLanguage...)
+		} else {
+			hdr["Vary"] = varyLanguage
+		}
 	}
 }

@@ -28,28 +28,51 @@ func (h *handler) answer(w http.ResponseWriter, r *http.Request, d search.Datase
 		h.fail(w, r, err)
 		return
 	}
+	h.answerIn(w, r, d, form, langs, byHeader, nil, call)
+}
+
+// answerIn is answer in langs, decoded already (by the header when
+// byHeader); keep, when not nil, is handed the body of a successful answer
+// before it is written.
+func (h *handler) answerIn(w http.ResponseWriter, r *http.Request, d search.Dataset, form hitsForm, langs []language.Tag, byHeader bool,
+	keep func(body []byte), call func(langs []language.Tag) ([]search.Hit, error)) {
 	hits, err := call(langs)
 	if err != nil {
 		h.ops.storeFailed(d, err)
 		h.fail(w, r, err)
 		return
 	}
-	h.ops.searchSucceeded(w.Header())
-	h.ops.languageSucceeded(w.Header(), byHeader)
-	h.writeHits(w, hits, form)
+	h.succeeded(w.Header(), byHeader)
+	h.writeHits(w, hits, form, keep)
+}
+
+// succeeded sets the headers of every successful answer of hits but the
+// body's own: Cache-Control and Vary (see languageSucceeded).
+func (h *handler) succeeded(hdr http.Header, byHeader bool) {
+	h.ops.searchSucceeded(hdr)
+	h.ops.languageSucceeded(hdr, byHeader)
 }
 
 // writeHits writes hits in form, so that every route's hits carry the
-// same fields, encoded the same way.
-func (h *handler) writeHits(w http.ResponseWriter, hits []search.Hit, form hitsForm) {
+// same fields, encoded the same way; keep, when not nil, is handed the
+// body first.
+func (h *handler) writeHits(w http.ResponseWriter, hits []search.Hit, form hitsForm, keep func(body []byte)) {
 	switch form {
 	case hitsGeoJSON:
-		h.writeJSON(w, http.StatusOK, geoJSON(hits))
+		h.writeEncoded(w, http.StatusOK, geoJSON(hits), keep)
 	case hitObject:
-		h.writeJSON(w, http.StatusOK, oneHit(hits))
+		h.writeEncoded(w, http.StatusOK, oneHit(hits), keep)
 	default:
-		h.writeJSON(w, http.StatusOK, hits)
+		h.writeEncoded(w, http.StatusOK, hits, keep)
 	}
+}
+
+// contentType is the Content-Type of a successful answer in form.
+func contentType(form hitsForm) []string {
+	if form == hitsGeoJSON {
+		return geoJSONContentType
+	}
+	return jsonContentType
 }
 
 // listForm is the form of an answer that is a list: GeoJSON when asked.

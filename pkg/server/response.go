@@ -60,21 +60,40 @@ const internalErrorBody = `{"message":"internal error"}`
 // first, so that an encoding error still gets a clean 500 and the response
 // has a Content-Length.
 func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
+	h.writeEncoded(w, status, v, nil)
+}
+
+// writeEncoded is writeJSON that hands the body to keep, when not nil,
+// before it writes it, unless it could not be encoded.
+func (h *handler) writeEncoded(w http.ResponseWriter, status int, v any, keep func(body []byte)) {
 	buf := jsonBuffers.Get().(*jsonBuffer)
 	defer buf.release()
 
 	body, err := buf.encode(v)
-	if err != nil {
+	ctype := jsonContentType
+	switch {
+	case err != nil:
 		h.logger.Error("encode response", slog.Any("error", err))
 		status, body = http.StatusInternalServerError, []byte(internalErrorBody)
+	case keep != nil:
+		keep(body)
 	}
-	hdr := w.Header()
-	hdr["Content-Type"] = jsonContentType
 	if _, ok := v.(geoJSON); ok && status == http.StatusOK {
-		hdr["Content-Type"] = geoJSONContentType
+		ctype = geoJSONContentType
 	}
+	writeBody(w, status, ctype, body, contentLength(body))
+}
+
+// contentLength is the Content-Length field of body.
+func contentLength(body []byte) []string { return []string{strconv.Itoa(len(body))} }
+
+// writeBody writes status and the JSON body, of Content-Type ctype and
+// Content-Length length (see contentLength).
+func writeBody(w http.ResponseWriter, status int, ctype []string, body []byte, length []string) {
+	hdr := w.Header()
+	hdr["Content-Type"] = ctype
 	hdr["X-Content-Type-Options"] = noSniff
-	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	hdr["Content-Length"] = length
 	w.WriteHeader(status)
 	// An error here means the client is gone; there is no one left to tell.
 	_, _ = w.Write(body)

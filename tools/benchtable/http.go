@@ -6,13 +6,11 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,10 +28,12 @@ type loadResult struct {
 }
 
 // measureHTTP starts `cityfinder serve` on the imported store, times its
-// start, loads /search with its default parameters (typo matching on),
-// then with fuzzy=false, over the same prefixes, reads its RSS and stops
-// it; then loads a bare handler that answers every request with the body
-// serve gave for "san".
+// start, and starts beside it a serve without the answer cache and a bare
+// handler that answers every request with the body serve gave for "san".
+// It loads the three in alternating rounds with the uniform prefixes and
+// the typed log (see loadRounds), serve alone with fuzzy=false and the
+// fresh typed log (beside one round of the bare handler), reads serve's
+// RSS, then loads /cities/{id} and /reverse.
 func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conns int, duration time.Duration) error {
 	serve, base, startup, err := startServe(ctx, bin, r.storeDir, serveReady)
 	if err != nil {
@@ -45,58 +45,86 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	if err != nil {
 		return err
 	}
-	defaults := defaultURLs(base, set)
+	bare, bareBase, err := startBare(ctx, body)
+	if err != nil {
+		return err
+	}
+	defer benchenv.Stop(bare, 10*time.Second)
+	uncached, uncachedBase, _, err := startServe(ctx, bin, r.storeDir, serveReady, "--answer-cache-mb", "0")
+	if err != nil {
+		return err
+	}
+	defer benchenv.Stop(uncached, 10*time.Second)
+
+	systems := []string{base, uncachedBase, bareBase}
+	uniform := defaultURLs("", set)
+	for _, b := range systems {
+		load(withBase(b, uniform), conns, time.Second) // warm up
+	}
+	if r.httpUniform, err = loadRounds(systems, uniform, conns, duration); err != nil {
+		return err
+	}
+	r.httpDefault, r.httpBare = r.httpUniform.cached.loadResult, r.httpUniform.bare.loadResult
+	if len(set.typed) > 0 {
+		if r.httpTypedLog, err = loadRounds(systems, typedURLs("", set.typed), conns, duration); err != nil {
+			return err
+		}
+		r.httpTyped = r.httpTypedLog.cached.loadResult
+	}
+	benchenv.Stop(uncached, 10*time.Second)
 	var exact []string
 	for _, p := range set.all() {
 		exact = append(exact, base+"/search?dataset=large&fuzzy=false&q="+p)
 	}
-	var typed []string
-	for _, q := range set.typed {
-		typed = append(typed, base+"/search?dataset=large&q="+url.QueryEscape(q.Text))
-	}
-	load(defaults, conns, time.Second) // warm up
-	r.httpDefault = load(defaults, conns, duration)
 	r.httpExact = load(exact, conns, duration)
-	if len(typed) > 0 {
-		r.httpTyped = load(typed, conns, duration)
+	if len(set.fresh) > 0 {
+		fresh := typedURLs("", set.fresh)
+		if r.httpFresh, err = loadCounting(base, withBase(base, fresh), conns, duration); err != nil {
+			return err
+		}
+		r.httpFreshBare = load(withBase(bareBase, fresh), conns, duration)
 	}
 	if r.rssKB, err = benchenv.RSS(serve.Process.Pid); err != nil {
 		return err
 	}
-	if err := measurePlacesHTTP(base, serve.Process.Pid, r, conns, duration); err != nil {
-		return err
-	}
-	benchenv.Stop(serve, 10*time.Second)
+	return measurePlacesHTTP(base, serve.Process.Pid, r, conns, duration)
+}
 
+// startBare starts the bare handler (see serveBare) answering body, and
+// returns it with its base URL.
+func startBare(ctx context.Context, body []byte) (*exec.Cmd, string, error) {
 	bodyFile := filepath.Join(os.TempDir(), "cityfinder-bench-body.json")
 	if err := os.WriteFile(bodyFile, body, 0o644); err != nil {
-		return err
+		return nil, "", err
 	}
-	defer os.Remove(bodyFile)
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	addr, err := benchenv.FreeAddr()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	bare := exec.CommandContext(ctx, self, "-bare-server", addr, "-bare-body", bodyFile)
 	bare.Stderr = os.Stderr
 	if err := bare.Start(); err != nil {
-		return err
+		return nil, "", err
 	}
-	defer benchenv.Stop(bare, 10*time.Second)
 	if _, err := waitReady("http://"+addr+"/search", 10*time.Second); err != nil {
-		return err
+		benchenv.Stop(bare, 10*time.Second)
+		return nil, "", err
 	}
-	bareURLs := make([]string, len(defaults))
-	for i, u := range defaults {
-		bareURLs[i] = "http://" + addr + strings.TrimPrefix(u, base)
+	os.Remove(bodyFile) // read at start
+	return bare, "http://" + addr, nil
+}
+
+// withBase puts base before each of paths.
+func withBase(base string, paths []string) []string {
+	urls := make([]string, len(paths))
+	for i, p := range paths {
+		urls[i] = base + p
 	}
-	load(bareURLs, conns, time.Second)
-	r.httpBare = load(bareURLs, conns, duration)
-	return nil
+	return urls
 }
 
 // measurePlacesHTTP loads /cities/{id} and /reverse on serve (pid) at base with

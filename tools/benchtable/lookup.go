@@ -64,7 +64,8 @@ type prefixSet struct {
 	typoOne []string // 500 real slugs of 5–6 letters with one random edit each
 	typoTwo []string // 500 real slugs of 7 letters or more with two random edits each
 	typed   []benchenv.TypedQuery
-	slugs   []string // every slug, sorted: the baseline's index
+	fresh   []benchenv.TypedQuery // a typed log too long to replay (see freshLog)
+	slugs   []string              // every slug, sorted: the baseline's index
 }
 
 func (p prefixSet) all() []string { return append(slices.Clone(p.sampled), heavyPrefixes...) }
@@ -90,7 +91,7 @@ func samplePrefixes(storeDir string) (prefixSet, error) {
 		return prefixSet{}, err
 	}
 	q := benchenv.SampleQueries(cities)
-	return prefixSet{sampled: q.Uniform, typoOne: q.TypoOne, typoTwo: q.TypoTwo, typed: q.Typed, slugs: q.Slugs}, nil
+	return prefixSet{sampled: q.Uniform, typoOne: q.TypoOne, typoTwo: q.TypoTwo, typed: q.Typed, fresh: freshLog(cities), slugs: q.Slugs}, nil
 }
 
 // datasetPathFromStore finds the generated file beside the store directory.

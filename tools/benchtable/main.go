@@ -39,11 +39,18 @@ func main() {
 	duration := flag.Duration("http-duration", 5*time.Second, "how long each HTTP load runs")
 	conns := flag.Int("conns", 32, "concurrent HTTP connections")
 	mongoOnly := flag.Bool("mongo-only", false, "measure only the MongoDB replicas and their baselines, on the stores already imported into -cache")
+	httpOnly := flag.Bool("http-only", false, "measure only /search over HTTP (with and without the answer cache) and the bare handler, on the store already imported into -cache")
 	flag.Parse()
 	if *bareAddr != "" {
 		log.Fatal(serveBare(*bareAddr, *bareBody))
 	}
 	ctx := context.Background()
+	if *httpOnly {
+		if err := runHTTP(ctx, *bin, *cache, *duration, *conns, os.Stdout); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if err := run(ctx, *bin, *cache, *duration, *conns, *mongoOnly, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
@@ -56,17 +63,23 @@ type report struct {
 	lookup                 lookupResult
 	httpDefault, httpExact loadResult // /search with typo matching on and off
 	httpTyped              loadResult // /search with defaults on the typed log (issue 26)
-	httpBare               loadResult
-	httpCity, httpReverse  loadResult // /cities/{id} and /reverse (issue 21)
-	placesRSSKB            int64      // serve's RSS after them
-	rssKB                  int64
-	snapshotBytes          int64
-	startup                time.Duration
-	lookupAllocs           allocResult
-	handlerAllocs          allocResult
-	datasetPath, storeDir  string
-	enriched               enrichedResult // the same file imported with --geonames
-	mongo                  mongoResult    // replicas loading the snapshot from MongoDB
+	// The uniform prefixes and the typed log with the answer cache,
+	// without it and on the bare handler, in alternating rounds; the fresh
+	// typed log, each text sent once (see freshLog), and its bare handler.
+	httpUniform, httpTypedLog roundsLoad
+	httpFresh                 cachedLoad
+	httpFreshBare             loadResult
+	httpBare                  loadResult
+	httpCity, httpReverse     loadResult // /cities/{id} and /reverse (issue 21)
+	placesRSSKB               int64      // serve's RSS after them
+	rssKB                     int64
+	snapshotBytes             int64
+	startup                   time.Duration
+	lookupAllocs              allocResult
+	handlerAllocs             allocResult
+	datasetPath, storeDir     string
+	enriched                  enrichedResult // the same file imported with --geonames
+	mongo                     mongoResult    // replicas loading the snapshot from MongoDB
 }
 
 func run(ctx context.Context, bin, cache string, duration time.Duration, conns int, mongoOnly bool, out io.Writer) error {
@@ -128,6 +141,24 @@ func run(ctx context.Context, bin, cache string, duration time.Duration, conns i
 		return err
 	}
 	printReport(out, &r, conns)
+	return nil
+}
+
+// runHTTP is -http-only: the HTTP rows of /search on the store already
+// imported into cache, for measuring the HTTP path alone, again and again.
+func runHTTP(ctx context.Context, bin, cache string, duration time.Duration, conns int, out io.Writer) error {
+	r := report{storeDir: filepath.Join(cache, "store")}
+	log.Printf("sampling the queries")
+	set, err := samplePrefixes(r.storeDir)
+	if err != nil {
+		return err
+	}
+	log.Printf("HTTP: serve with and without the answer cache, and a bare handler, %d connections, %s each", conns, duration)
+	if err := measureHTTP(ctx, bin, &r, set, conns, duration); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n| # | measure | cityfinder | baseline | ratio | target |\n| --- | --- | --- | --- | --- | --- |\n")
+	printCacheRows(out, &r, conns)
 	return nil
 }
 

@@ -29,17 +29,8 @@ func printReport(w io.Writer, r *report, conns int) {
 			us(t.res.median)+" / "+us(t.res.p99), exact, ratio(t.res.median, l.median)+" / "+ratio(t.res.p99, l.p99),
 			"≤ 100 µs / ≤ 1 ms", t.res.median <= 100*time.Microsecond && t.res.p99 <= time.Millisecond)
 	}
-	d, x, b := r.httpDefault, r.httpExact, r.httpBare
-	row(w, "2", fmt.Sprintf("HTTP /search with defaults (typos on), requests/s at %d connections", conns), fmt.Sprintf("%.0f (%d failed)", d.rps, d.failures),
-		fmt.Sprintf("bare handler: %.0f", b.rps), fmt.Sprintf("%.0f%%", 100*d.rps/b.rps), "≥ 60%", d.rps >= 0.6*b.rps && d.failures == 0)
-	row(w, "2", "HTTP /search with defaults, p50 / p99 latency", us(d.p50)+" / "+us(d.p99), us(b.p50)+" / "+us(b.p99),
-		ratio(d.p99, b.p99)+" at p99", "p99 ≤ 1.5×", d.p99 <= b.p99*3/2)
-	ty := r.httpTyped
-	row(w, "2", fmt.Sprintf("HTTP /search with defaults on the typed log (%d queries), requests/s / p50 / p99", r.lookup.typed.queries),
-		fmt.Sprintf("%.0f (%d failed) / %s / %s", ty.rps, ty.failures, us(ty.p50), us(ty.p99)),
-		fmt.Sprintf("bare handler (the same answer to any query): %.0f / %s / %s", b.rps, us(b.p50), us(b.p99)),
-		fmt.Sprintf("%.0f%% / %s at p99", 100*ty.rps/b.rps, ratio(ty.p99, b.p99)), "≥ 70%, p99 ≤ 1.5×",
-		ty.rps >= 0.7*b.rps && ty.p99 <= b.p99*3/2 && ty.failures == 0)
+	x, b := r.httpExact, r.httpBare
+	printCacheRows(w, r, conns)
 	row(w, "2", "HTTP /search?fuzzy=false, requests/s", fmt.Sprintf("%.0f (%d failed)", x.rps, x.failures),
 		fmt.Sprintf("bare handler: %.0f", b.rps), fmt.Sprintf("%.0f%%", 100*x.rps/b.rps), "", true)
 	row(w, "2", "HTTP /search?fuzzy=false, p50 / p99 latency", us(x.p50)+" / "+us(x.p99), us(b.p50)+" / "+us(b.p99),

@@ -69,11 +69,18 @@ type Store struct {
 	stop      chan struct{}
 	pollDone  chan struct{}
 	closeOnce sync.Once
+
+	// versions number the snapshots each dataset has served (see
+	// Version): each new one, and Close, takes the next of lastVersion.
+	// mu guards them.
+	versions    map[search.Dataset]uint64
+	lastVersion uint64
 }
 
 var (
 	_ search.Store      = (*Store)(nil)
 	_ search.TypoFinder = (*Store)(nil)
+	_ search.Versioned  = (*Store)(nil)
 )
 
 // FileExt is the extension of snapshot files: <dir>/<dataset>.cfs.
@@ -339,8 +346,28 @@ func (s *Store) reload(d search.Dataset) error {
 	if !s.closed {
 		s.snaps[d], s.files[d] = snap, fi
 		delete(s.broken, d)
+		s.nextVersion(d)
 	}
 	return nil
+}
+
+// Version implements search.Versioned: the number of the snapshot of d
+// that searches read, which changes with the snapshot under the same lock
+// (a Load, a Reload that reads a newer file; a MongoDB mirror reloads
+// this store when it switches generations), and at Close.
+func (s *Store) Version(d search.Dataset) uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.versions[d]
+}
+
+// nextVersion gives dataset d a new version; the caller holds s.mu.
+func (s *Store) nextVersion(d search.Dataset) {
+	if s.versions == nil {
+		s.versions = make(map[search.Dataset]uint64)
+	}
+	s.lastVersion++
+	s.versions[d] = s.lastVersion
 }
 
 func (s *Store) poll() {
@@ -370,6 +397,9 @@ func (s *Store) Close() error {
 		defer s.mu.Unlock()
 		s.closed = true
 		clear(s.snaps)
+		for _, d := range search.Datasets { // no answer of the closed store stays valid
+			s.nextVersion(d)
+		}
 	})
 	return nil
 }

@@ -20,6 +20,9 @@ type Store struct {
 	mu       sync.RWMutex
 	closed   bool
 	datasets map[search.Dataset]*dataset
+	// lastVersion is the version of the last Load, or of Close (see
+	// Version).
+	lastVersion uint64
 }
 
 type dataset struct {
@@ -29,6 +32,8 @@ type dataset struct {
 	ids    *search.IDIndex
 	grids  [2]*search.Grid // the located cities that are not search.Wide, and those that are
 	stats  search.DatasetStats
+	// version numbers this content among the dataset's (see Version).
+	version uint64
 }
 
 // key is one key of cities[city].
@@ -40,6 +45,7 @@ type key struct {
 var (
 	_ search.Store      = (*Store)(nil)
 	_ search.TypoFinder = (*Store)(nil)
+	_ search.Versioned  = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -245,10 +251,26 @@ func (s *Store) Load(ctx context.Context, d search.Dataset, r search.CityReader,
 			return stats, fmt.Errorf("load %s: %w", d, err)
 		}
 	}
+	s.lastVersion++
 	s.datasets[d] = &dataset{cities: cities, keys: keys, whole: whole, ids: ids, grids: grids, stats: search.DatasetStats{
 		Cities: len(cities), Imported: time.Now(), Source: opts.Source,
-	}}
+	}, version: s.lastVersion}
 	return stats, nil
+}
+
+// Version implements search.Versioned: each Load numbers the content it
+// puts in place under the lock that searches read it with, and Close
+// takes a number of its own.
+func (s *Store) Version(d search.Dataset) uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.lastVersion
+	}
+	if ds := s.datasets[d]; ds != nil {
+		return ds.version
+	}
+	return 0
 }
 
 // Close implements search.Store.
@@ -257,5 +279,6 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.datasets = nil
+	s.lastVersion++
 	return nil
 }

@@ -89,6 +89,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"looks up cities by id", testLookup},
 		{"finds the cities around a point", testNearby},
 		{"names the city a point is in before its districts", testNearbyRule},
+		{"numbers each content of a dataset", testVersions},
 	} {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()

@@ -80,7 +80,10 @@ type held struct {
 	gen    int64 // 0 when read from Dir at start and not yet confirmed
 }
 
-var _ search.Store = (*Store)(nil)
+var (
+	_ search.Store     = (*Store)(nil)
+	_ search.Versioned = (*Store)(nil) // the embedded store's, which Sync reloads
+)
 
 // ErrReadOnly is Load's error: a mirror is filled by imports into MongoDB.
 var ErrReadOnly = errors.New("a replica serving MongoDB's snapshots does not import: import into MongoDB")
