@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// index computes what queries need besides the sorted keys, on every core:
-// the names' ranks, then their heavy prefixes; the typo trie; the words'
-// ranks, then their keys and heavy prefixes.
+// index computes what queries need besides the sorted names, on every
+// core: the names' ranks, then their heavy prefixes; the typo trie; the
+// words' order, then their ranks, keys and heavy prefixes.
 func (out *built) index(scanLimit, listCap int) {
 	s := out.snapshot
 	var wg sync.WaitGroup
@@ -18,6 +18,7 @@ func (out *built) index(scanLimit, listCap int) {
 	wg.Go(func() { out.trie = buildTrie(s.count, s.keySlug, trieDepth) })
 	wg.Go(func() {
 		w := out.words
+		w.sort()
 		w.assignRanks()
 		out.wordSec = w.encode()
 		out.wordHeavy = precompute(w, scanLimit, listCap, 1)

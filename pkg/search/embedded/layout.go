@@ -175,6 +175,21 @@ func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
 	return s.compareCities(a, b)
 }
 
+// mainTieBreak orders main-name keys of one slug as compareBuilt does,
+// given the record of each key: the keys put the more populous city first,
+// then the one whose name's first 4 bytes come first.
+func (s *snapshot) mainTieBreak(rec func(k uint32) uint32) tieBreak {
+	return tieBreak{
+		key: func(k uint32) uint64 {
+			i := rec(k)
+			var name [4]byte
+			copy(name[:], s.name(i))
+			return uint64(^s.rec(i).pop())<<32 | uint64(binary.BigEndian.Uint32(name[:]))
+		},
+		compare: func(a, b uint32) int { return compareBuilt(s, rec(a), false, rec(b), false) },
+	}
+}
+
 // wholeKey is the key of a whole-name match of the empty prefix (see
 // compareBuilt) through a main or an alternate name.
 func wholeKey(alt bool) search.NameKey {
@@ -189,9 +204,7 @@ func wholeKey(alt bool) search.NameKey {
 // cities with the same slug and area, the first (see search.KeepFirst; an
 // area stands for the rest of a search.Key).
 func sortCities(s *snapshot) []uint32 {
-	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, func(a, b uint32) int {
-		return compareBuilt(s, a, false, b, false)
-	})
+	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, s.mainTieBreak(func(i uint32) uint32 { return i }))
 	return search.KeepFirst(perm, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
 		func(i *uint32) uint32 { return s.rec(*i).area() })
 }

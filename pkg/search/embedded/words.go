@@ -30,8 +30,8 @@ type wordBuild struct {
 
 // newWordTable makes the keys of the later words of the main names of s,
 // as search.Keys makes them (a word whose slug is an alternate name's key
-// is none: altRecs holds the records of those keys by city), sorted by
-// slug, ties by population then by city.
+// is none: altRecs holds the records of those keys by city), in the order
+// of their records; sort orders them.
 func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) {
 	var keys []wordBuild
 	maxOff := 1
@@ -63,14 +63,21 @@ func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) 
 	if len(keys) >= wordAnswer || !w.shape.holds(s.count, len(keys)) {
 		return nil, fmt.Errorf("dataset too large: %d keys of later words", len(keys))
 	}
+	w.keys = keys
+	return w, nil
+}
+
+// sort orders the keys by slug, ties by population then by city. It reads
+// no rank of the records, which may be assigned meanwhile.
+func (w *wordTable) sort() {
+	s, keys := w.s, w.keys
 	perm := sortByHeads(len(keys), func(k uint32) uint64 { return keys[k].head },
 		func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] },
-		func(a, b uint32) int { return compareBuilt(s, keys[a].rec, false, keys[b].rec, false) })
+		s.mainTieBreak(func(k uint32) uint32 { return keys[k].rec }))
 	w.keys = make([]wordBuild, len(keys))
 	for i, k := range perm {
 		w.keys[i] = keys[k]
 	}
-	return w, nil
 }
 
 // assignRanks numbers the word keys in the base order of the words index:
