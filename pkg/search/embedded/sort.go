@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"sync"
@@ -125,7 +126,7 @@ func sortRun(run []sortKey, depth int, slug func(i uint32) []byte, tie tieBreak)
 			run[k].head = tie.key(run[k].idx)
 		}
 		slices.SortFunc(run, func(a, b sortKey) int {
-			if c := compareHeads(a, b); c != 0 {
+			if c := cmp.Compare(a.head, b.head); c != 0 {
 				return c
 			}
 			if c := tie.compare(a.idx, b.idx); c != 0 {
@@ -140,23 +141,12 @@ func sortRun(run []sortKey, depth int, slug func(i uint32) []byte, tie tieBreak)
 		run[k].head = headAt(slug(run[k].idx), depth)
 	}
 	slices.SortFunc(run, func(a, b sortKey) int {
-		if c := compareHeads(a, b); c != 0 {
+		if c := cmp.Compare(a.head, b.head); c != 0 {
 			return c
 		}
 		return int(a.idx) - int(b.idx)
 	})
 	sortRuns(run, depth, slug, tie)
-}
-
-// compareHeads orders a and b by head.
-func compareHeads(a, b sortKey) int {
-	switch {
-	case a.head < b.head:
-		return -1
-	case a.head > b.head:
-		return 1
-	}
-	return 0
 }
 
 // radixSort sorts keys by head, keeping the order of equal heads, using
