@@ -46,10 +46,13 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 			group := all[i:min(i+lookAhead, len(all))]
 			d.keys.locateAll(group, &d.found)
 			for j := range group {
-				if d.keys.betterAt(&group[j], d.found[j]) {
-					kept = append(kept, group[j])
-				} else {
+				switch {
+				case !d.keys.betterAt(&group[j], d.found[j]):
 					d.drops++
+				case len(kept) == i+j: // no drop yet: the city is in its place
+					kept = kept[:len(kept)+1]
+				default:
+					kept = append(kept, group[j])
 				}
 			}
 		}
