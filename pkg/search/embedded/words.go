@@ -33,7 +33,15 @@ type wordBuild struct {
 // is none: altRecs holds the records of those keys by city), in the order
 // of their records; sort orders them.
 func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) {
-	var keys []wordBuild
+	// At most a key per hyphen: counted first, so that millions of keys
+	// are not copied again and again as the slice grows.
+	most := 0
+	for i := range uint32(s.count) {
+		if !s.isAlt(i) {
+			most += bytes.Count(s.slug(i), []byte{'-'})
+		}
+	}
+	keys := make([]wordBuild, 0, most)
 	maxOff := 1
 	var altSlugs [][]byte
 	for i := range uint32(s.count) {
