@@ -22,6 +22,7 @@ type wordBuild struct {
 	head  uint64 // the first 8 bytes of its slug, big-endian
 	rec   uint32 // its city's record
 	pop   uint32
+	name  uint32 // the first 4 bytes of its city's name (see nameHead)
 	rank  uint32
 	off   uint16 // where its slug starts in its city's
 	len   uint16 // its slug's length
@@ -54,11 +55,12 @@ func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) 
 			altSlugs = append(altSlugs, s.slug(a))
 		}
 		first := len(keys)
+		name := nameHead(s.name(i)) // beside the slug: read here, not at random when sorting
 		for j := 0; j+1 < len(slug); j++ {
 			if slug[j] != '-' || slices.ContainsFunc(altSlugs, func(a []byte) bool { return bytes.Equal(a, slug[j+1:]) }) {
 				continue
 			}
-			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: s.rec(i).pop(), off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
+			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: s.rec(i).pop(), name: name, off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
 			maxOff = max(maxOff, j+1)
 		}
 		if len(keys)-first > 1 { // a query must keep one of them
@@ -81,7 +83,7 @@ func (w *wordTable) sort() {
 	s, keys := w.s, w.keys
 	perm := sortByHeads(len(keys), func(k uint32) uint64 { return keys[k].head },
 		func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] },
-		s.mainTieBreak(func(k uint32) uint32 { return keys[k].rec }))
+		s.mainTieBreak(func(k uint32) uint32 { return keys[k].rec }, func(k uint32) uint64 { return tieKey(keys[k].pop, keys[k].name) }))
 	w.keys = make([]wordBuild, len(keys))
 	for i, k := range perm {
 		w.keys[i] = keys[k]
