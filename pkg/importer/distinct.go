@@ -24,6 +24,7 @@ import (
 type distinctReader struct {
 	r     search.CityReader
 	keys  keyTable
+	found []keyHash // of the cities being looked up
 	drops int
 }
 
@@ -41,11 +42,18 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 			return dst, err
 		}
 		kept := all[:n]
-		for i := n; i < len(all); i++ {
-			if d.keys.better(&all[i]) {
-				kept = append(kept, all[i])
-			} else {
-				d.drops++
+		for i := n; i < len(all); i += lookAhead {
+			group := all[i:min(i+lookAhead, len(all))]
+			d.keys.locateAll(group, &d.found)
+			for j := range group {
+				switch {
+				case !d.keys.betterAt(&group[j], d.found[j]):
+					d.drops++
+				case len(kept) == i+j: // no drop yet: the city is in its place
+					kept = kept[:len(kept)+1]
+				default:
+					kept = append(kept, group[j])
+				}
 			}
 		}
 		clear(all[len(kept):]) // let the dropped cities go
@@ -53,6 +61,11 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 	}
 	return dst, nil
 }
+
+// lookAhead is how many cities keyTable.locateAll looks up at once: the
+// slots of its table are cache misses, and misses that do not wait on each
+// other overlap, as many as fit in the caches.
+const lookAhead = 256
 
 // keyTable remembers, for each search.Key met, what search.BySlug looks at
 // in the best city of that Key passed on so far: its name, population and
@@ -101,10 +114,14 @@ const keyBlock = 1 << 20
 
 var keySeed = maphash.MakeSeed()
 
-// better reports whether c is the first city of its Key, or ranks strictly
-// before the best one of its Key so far (see search.BySlug), and then
-// remembers it as the best.
-func (t *keyTable) better(c *search.City) bool {
+// keyHash is where a city's Key is in a keyTable: its area and its hash.
+type keyHash struct {
+	area uint32
+	hash uint64
+}
+
+// locate returns where c's Key is, numbering its area if it is new.
+func (t *keyTable) locate(c *search.City) keyHash {
 	if t.areaOf == nil {
 		t.areaOf = make(map[keyArea]uint32)
 	}
@@ -124,6 +141,32 @@ func (t *keyTable) better(c *search.City) bool {
 	if t.withID {
 		h ^= (uint64(c.ID) + 1) * 0xc2b2ae3d27d4eb4f
 	}
+	return keyHash{area, h}
+}
+
+// locateAll sets *found to where the Keys of cities are, and touches the
+// slots of the table they probe first, all before any is looked up, so
+// that their cache misses overlap instead of following one another.
+func (t *keyTable) locateAll(cities []search.City, found *[]keyHash) {
+	*found = (*found)[:0]
+	for i := range cities {
+		*found = append(*found, t.locate(&cities[i]))
+	}
+	// A loop of its own: a few instructions a slot, so that the processor
+	// has many loads in flight.
+	for _, k := range *found {
+		t.heads.touch(k.hash)
+	}
+}
+
+// better reports whether c is the first city of its Key, or ranks strictly
+// before the best one of its Key so far (see search.BySlug), and then
+// remembers it as the best.
+func (t *keyTable) better(c *search.City) bool { return t.betterAt(c, t.locate(c)) }
+
+// betterAt is better of c, whose Key is at k (see locate).
+func (t *keyTable) betterAt(c *search.City, k keyHash) bool {
+	area, h := k.area, k.hash
 	head := t.heads.head(h)
 	for i := head; i >= 0; i = t.entry(i).next {
 		e := t.entry(i)

@@ -10,7 +10,8 @@ import "math/bits"
 type headTable struct {
 	slots []headSlot
 	used  int
-	shift uint // 64 - log2(len(slots))
+	shift uint  // 64 - log2(len(slots))
+	sink  int32 // what touch read, so that its loads stay
 }
 
 // headSlot holds a hash and its head plus one; 0 marks an empty slot.
@@ -35,6 +36,14 @@ func (t *headTable) head(h uint64) int32 {
 		case s.hash == h:
 			return s.head - 1
 		}
+	}
+}
+
+// touch reads the slot where the probe of h starts, so that a head or set
+// of h soon after finds it in the cache.
+func (t *headTable) touch(h uint64) {
+	if len(t.slots) > 0 {
+		t.sink += t.slots[t.slot(h)].head
 	}
 }
 

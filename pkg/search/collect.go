@@ -44,8 +44,8 @@ func (l *LoadReader) ReadBatch(ctx context.Context, dst []City) ([]City, error) 
 		if c := &dst[i]; c.Name == "" || c.Slug == "" {
 			return dst[:n], fmt.Errorf("%w: city %d (%q) has no name or slug", ErrInvalidCity, l.count, c.Name)
 		}
-		l.ids.derive(&dst[i])
 	}
+	l.ids.deriveAll(dst[n:])
 	return dst, nil
 }
 

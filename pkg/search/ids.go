@@ -49,15 +49,43 @@ type idDeriver struct {
 	// taken holds each derived id given, with the full hash of the Key
 	// it was given to: a city with the same Key (a duplicate, which the
 	// store keeps once) gets the same id.
-	taken idTable
+	taken  idTable
+	hashes []uint64 // of the cities being derived (see deriveAll)
 }
 
-// derive sets c.ID when it has none.
-func (d *idDeriver) derive(c *City) {
-	if c.ID != 0 {
-		return
+// lookAhead is how many cities deriveAll looks up at once: the slots of
+// its table are cache misses, and misses that do not wait on each other
+// overlap, as many as fit in the caches.
+const lookAhead = 256
+
+// deriveAll gives each of cities without an id its derived id, in order,
+// touching the slots where their ids go before any is claimed.
+func (d *idDeriver) deriveAll(cities []City) {
+	for i := 0; i < len(cities); i += lookAhead {
+		group := cities[i:min(i+lookAhead, len(cities))]
+		d.hashes = d.hashes[:0]
+		for j := range group {
+			var h uint64
+			if group[j].ID == 0 {
+				h = keyHash(&group[j])
+			}
+			d.hashes = append(d.hashes, h)
+		}
+		// A loop of its own: a few instructions a slot, so that the
+		// processor has many loads in flight.
+		for _, h := range d.hashes {
+			d.taken.touch(DerivedIDBase + uint32(h%DerivedIDBase))
+		}
+		for j := range group {
+			if group[j].ID == 0 {
+				d.deriveFrom(&group[j], d.hashes[j])
+			}
+		}
 	}
-	h := keyHash(c)
+}
+
+// deriveFrom gives c, which has no id, the id of its Key's hash h.
+func (d *idDeriver) deriveFrom(c *City, h uint64) {
 	off := uint32(h % DerivedIDBase)
 	for {
 		id := DerivedIDBase + off
@@ -75,7 +103,8 @@ func (d *idDeriver) derive(c *City) {
 type idTable struct {
 	slots []idSlot
 	used  int
-	shift uint // 64 - log2(len(slots))
+	shift uint   // 64 - log2(len(slots))
+	sink  uint32 // what touch read, so that its loads stay
 }
 
 // idSlot is an id and its hash; id 0 (never derived) marks an empty slot.
@@ -99,10 +128,21 @@ func (t *idTable) claim(id uint32, h uint64) uint64 {
 	return h
 }
 
+// touch reads the slot where the probe of id starts, so that a claim of id
+// soon after finds it in the cache.
+func (t *idTable) touch(id uint32) {
+	if len(t.slots) > 0 {
+		t.sink += t.slots[t.slot(id)].id
+	}
+}
+
+// slot is where the probe of id starts.
+func (t *idTable) slot(id uint32) int { return int((uint64(id) * 0x9e3779b97f4a7c15) >> t.shift) }
+
 // find returns the slot holding id, or the empty one where it goes.
 func (t *idTable) find(id uint32) *idSlot {
 	mask := len(t.slots) - 1
-	for i := int((uint64(id) * 0x9e3779b97f4a7c15) >> t.shift); ; i = (i + 1) & mask {
+	for i := t.slot(id); ; i = (i + 1) & mask {
 		if s := &t.slots[i]; s.id == id || s.id == 0 {
 			return s
 		}

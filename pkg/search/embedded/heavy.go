@@ -1,13 +1,14 @@
 package embedded
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 )
 
-// index computes what queries need besides the sorted keys, on every core:
-// the names' ranks, then their heavy prefixes; the typo trie; the words'
-// ranks, then their keys and heavy prefixes.
+// index computes what queries need besides the sorted names, on every
+// core: the names' ranks, then their heavy prefixes; the typo trie; the
+// words' order, then their ranks, keys and heavy prefixes.
 func (out *built) index(scanLimit, listCap int) {
 	s := out.snapshot
 	var wg sync.WaitGroup
@@ -18,6 +19,7 @@ func (out *built) index(scanLimit, listCap int) {
 	wg.Go(func() { out.trie = buildTrie(s.count, s.keySlug, trieDepth) })
 	wg.Go(func() {
 		w := out.words
+		w.sort()
 		w.assignRanks()
 		out.wordSec = w.encode()
 		out.wordHeavy = precompute(w, scanLimit, listCap, 1)
@@ -173,73 +175,112 @@ type prefixWalker struct {
 	x                  keySource
 	scanLimit, listCap int
 	heavy              []heavyBuild
+	free               [][]topKey // lists merged already, to merge into again
 }
 
-// base orders keys as if none were a whole-name match: by rank.
-func (p *prefixWalker) base(i, j uint32) int {
-	oi, oj := p.x.order(i), p.x.order(j)
-	switch {
-	case oi < oj:
-		return -1
-	case oi > oj:
-		return 1
+// topKey is a key of a list of the best keys of a range, with what the
+// merges of lists read of it, so that they read no record: lists hold keys
+// from all over the index, whose records are cache misses.
+type topKey struct {
+	order uint64 // see keySource.order
+	key   uint32
+	multi bool // see keySource.multi
+}
+
+// top returns key k as a topKey.
+func (p *prefixWalker) top(k int) topKey {
+	return topKey{order: p.x.order(uint32(k)), key: uint32(k), multi: p.x.multi(uint32(k))}
+}
+
+// list returns an empty list that can hold listCap keys, or scanLimit.
+func (p *prefixWalker) list() []topKey {
+	if n := len(p.free); n > 0 {
+		l := p.free[n-1]
+		p.free = p.free[:n-1]
+		return l[:0]
 	}
-	return 0
+	return make([]topKey, 0, max(p.listCap, p.scanLimit))
+}
+
+// recycle lets list go to the next merge.
+func (p *prefixWalker) recycle(list []topKey) {
+	if cap(list) > 0 {
+		p.free = append(p.free, list)
+	}
+}
+
+// keysOf returns the keys of list.
+func keysOf(list []topKey) []uint32 {
+	keys := make([]uint32, len(list))
+	for i, t := range list {
+		keys[i] = t.key
+	}
+	return keys
 }
 
 // walk ranks keys [lo, hi), which share their first depth bytes, and
-// returns their best listCap by the base order, one per city.
-func (p *prefixWalker) walk(lo, hi, depth int) []uint32 {
+// returns their best listCap by the base order (as if none were a
+// whole-name match: by rank), one per city.
+func (p *prefixWalker) walk(lo, hi, depth int) []topKey {
 	x := p.x
 	if hi-lo <= p.scanLimit {
-		idx := make([]uint32, 0, hi-lo)
+		idx := p.list()
 		for i := lo; i < hi; i++ {
-			idx = append(idx, uint32(i))
+			idx = append(idx, p.top(i))
 		}
-		slices.SortFunc(idx, p.base)
-		return p.mergeTop(idx, nil)
+		slices.SortFunc(idx, func(a, b topKey) int { return cmp.Compare(a.order, b.order) })
+		best := p.mergeTop(idx, nil)
+		p.recycle(idx)
+		return best
 	}
 	exactHi := lo
 	for exactHi < hi && x.slugLen(uint32(exactHi)) == depth {
 		exactHi++
 	}
-	var best []uint32
+	var best []topKey
 	for c := exactHi; c < hi; {
 		b := x.byteAt(uint32(c), depth)
 		e := c + 1
 		for e < hi && x.byteAt(uint32(e), depth) == b {
 			e++
 		}
-		best = p.mergeTop(best, p.walk(c, e, depth+1))
+		child := p.walk(c, e, depth+1)
+		merged := p.mergeTop(best, child)
+		p.recycle(best)
+		p.recycle(child)
+		best = merged
 		c = e
 	}
 	if x.byteAt(uint32(lo), depth-1) != '-' {
 		p.heavy = append(p.heavy, heavyBuild{
 			prefix:  blobRef{off: x.slugOff(uint32(lo)), len: uint32(depth)},
-			exactLo: uint32(lo), exactHi: uint32(exactHi), list: best,
+			exactLo: uint32(lo), exactHi: uint32(exactHi), list: keysOf(best),
 		})
 	}
-	exact := make([]uint32, 0, min(exactHi-lo, p.listCap))
+	exact := p.list()
 	for i := lo; i < exactHi && len(exact) < p.listCap; i++ {
-		exact = append(exact, uint32(i)) // in rank order already: see build
+		exact = append(exact, p.top(i)) // in rank order already: see build
 	}
-	return p.mergeTop(exact, best)
+	top := p.mergeTop(exact, best)
+	p.recycle(exact)
+	p.recycle(best)
+	return top
 }
 
 // mergeTop merges two lists sorted by the base order into a new one of at
 // most listCap keys, the first of each city.
-func (p *prefixWalker) mergeTop(a, b []uint32) []uint32 {
-	out := make([]uint32, 0, min(len(a)+len(b), p.listCap))
+func (p *prefixWalker) mergeTop(a, b []topKey) []topKey {
+	out := p.list()
 	var multi []uint32 // the cities of out's keys that are not their only one
 	for len(out) < p.listCap && (len(a) > 0 || len(b) > 0) {
-		var k uint32
-		if len(b) == 0 || (len(a) > 0 && p.base(a[0], b[0]) <= 0) {
+		var k topKey
+		if len(b) == 0 || (len(a) > 0 && a[0].order <= b[0].order) {
 			k, a = a[0], a[1:]
 		} else {
 			k, b = b[0], b[1:]
 		}
-		if p.x.multi(k) {
-			c := p.x.city(k)
+		if k.multi {
+			c := p.x.city(k.key)
 			if slices.Contains(multi, c) {
 				continue
 			}

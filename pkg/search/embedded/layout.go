@@ -175,6 +175,24 @@ func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
 	return s.compareCities(a, b)
 }
 
+// mainTieBreak orders main-name keys of one slug as compareBuilt does,
+// given the record of each key and its tieKey.
+func (s *snapshot) mainTieBreak(rec func(k uint32) uint32, key func(k uint32) uint64) tieBreak {
+	return tieBreak{key: key, compare: func(a, b uint32) int { return compareBuilt(s, rec(a), false, rec(b), false) }}
+}
+
+// tieKey is the key of mainTieBreak for a city of population pop whose
+// name starts with the bytes of nameHead: the more populous city first,
+// then the one whose name's first 4 bytes come first.
+func tieKey(pop, nameHead uint32) uint64 { return uint64(^pop)<<32 | uint64(nameHead) }
+
+// nameHead returns the first 4 bytes of name, big-endian, zero-padded.
+func nameHead(name []byte) uint32 {
+	var k [4]byte
+	copy(k[:], name)
+	return binary.BigEndian.Uint32(k[:])
+}
+
 // wholeKey is the key of a whole-name match of the empty prefix (see
 // compareBuilt) through a main or an alternate name.
 func wholeKey(alt bool) search.NameKey {
@@ -189,9 +207,8 @@ func wholeKey(alt bool) search.NameKey {
 // cities with the same slug and area, the first (see search.KeepFirst; an
 // area stands for the rest of a search.Key).
 func sortCities(s *snapshot) []uint32 {
-	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, func(a, b uint32) int {
-		return compareBuilt(s, a, false, b, false)
-	})
+	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, s.mainTieBreak(func(i uint32) uint32 { return i },
+		func(i uint32) uint64 { return tieKey(s.rec(i).pop(), nameHead(s.name(i))) }))
 	return search.KeepFirst(perm, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
 		func(i *uint32) uint32 { return s.rec(*i).area() })
 }

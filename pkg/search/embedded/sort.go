@@ -1,7 +1,7 @@
 package embedded
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"sync"
@@ -17,8 +17,15 @@ type sortKey struct {
 }
 
 // sortByHead returns 0..n-1 ordered by slug, ties by tie.
-func sortByHead(n int, slug func(i uint32) []byte, tie func(a, b uint32) int) []uint32 {
+func sortByHead(n int, slug func(i uint32) []byte, tie tieBreak) []uint32 {
 	return sortByHeads(n, func(i uint32) uint64 { return head(slug(i)) }, slug, tie)
+}
+
+// tieBreak orders keys of one slug: by key, then by compare. Keys are a
+// cheap first cut of the order: key(a) < key(b) must mean compare(a, b) < 0.
+type tieBreak struct {
+	key     func(i uint32) uint64
+	compare func(a, b uint32) int
 }
 
 // head returns the first 8 bytes of slug, big-endian, zero-padded.
@@ -28,30 +35,23 @@ func head(slug []byte) uint64 {
 	return binary.BigEndian.Uint64(k[:])
 }
 
+// headAt is the head of slug[depth:], 0 past its end.
+func headAt(slug []byte, depth int) uint64 {
+	if depth >= len(slug) {
+		return 0
+	}
+	return head(slug[depth:])
+}
+
 // sortByHeads returns 0..n-1 ordered by slug, ties by tie, then by
 // position (so that of keys equal in every way the first stays first),
 // given the head of each slug (see sortKey). The keys are split by the
 // first 16 bits of their heads into two parts of about n/2, the lower
 // and the upper, each sorted on a core of its own: a radix sort of the
-// heads, then a comparison sort of each run of equal heads (slugs that
-// share their first 8 bytes). The sorted parts follow each other: no
-// merge.
-func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte, tie func(a, b uint32) int) []uint32 {
-	cmp := func(a, b sortKey) int {
-		if a.head != b.head {
-			if a.head < b.head {
-				return -1
-			}
-			return 1
-		}
-		if c := bytes.Compare(slug(a.idx), slug(b.idx)); c != 0 {
-			return c
-		}
-		if c := tie(a.idx, b.idx); c != 0 {
-			return c
-		}
-		return int(a.idx) - int(b.idx)
-	}
+// heads, then each run of equal heads (slugs that share their first 8
+// bytes) by its next 8 bytes, and so on (see sortRun). The sorted parts
+// follow each other: no merge.
+func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte, tie tieBreak) []uint32 {
 	const topShift = 48
 	in := make([]sortKey, n)
 	var count [1 << (64 - topShift)]int
@@ -83,16 +83,7 @@ func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte,
 	tmp := in
 	sortPart := func(lo, hi int) {
 		part := radixSort(keys[lo:hi], tmp[lo:hi])
-		for i := 0; i < len(part); {
-			j := i + 1
-			for j < len(part) && part[j].head == part[i].head {
-				j++
-			}
-			if j-i > 1 {
-				slices.SortFunc(part[i:j], cmp)
-			}
-			i = j
-		}
+		sortRuns(part, 0, slug, tie)
 		if len(part) > 0 && &part[0] != &keys[lo] {
 			copy(keys[lo:hi], part)
 		}
@@ -106,6 +97,56 @@ func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte,
 		perm[i] = k.idx
 	}
 	return perm
+}
+
+// sortRuns sorts each run of keys that share their slugs' bytes up to
+// depth+8, keys sorted by the head of those bytes: keys whose slugs end
+// there by tie, then by position; the others by the next 8 bytes, in
+// place of the heads, and so on. A slug is read once for each 8 bytes it
+// shares with another, rather than at each comparison, where it is most
+// often a cache miss.
+func sortRuns(keys []sortKey, depth int, slug func(i uint32) []byte, tie tieBreak) {
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].head == keys[i].head {
+			j++
+		}
+		if j-i > 1 {
+			sortRun(keys[i:j], depth, slug, tie)
+		}
+		i = j
+	}
+}
+
+// sortRun sorts keys whose slugs share their first depth+8 bytes, the
+// last 8 of them their head (see sortRuns).
+func sortRun(run []sortKey, depth int, slug func(i uint32) []byte, tie tieBreak) {
+	if run[0].head&0xff == 0 { // the slugs end within the head: all the same
+		for k := range run {
+			run[k].head = tie.key(run[k].idx)
+		}
+		slices.SortFunc(run, func(a, b sortKey) int {
+			if c := cmp.Compare(a.head, b.head); c != 0 {
+				return c
+			}
+			if c := tie.compare(a.idx, b.idx); c != 0 {
+				return c
+			}
+			return int(a.idx) - int(b.idx)
+		})
+		return
+	}
+	depth += 8
+	for k := range run {
+		run[k].head = headAt(slug(run[k].idx), depth)
+	}
+	slices.SortFunc(run, func(a, b sortKey) int {
+		if c := cmp.Compare(a.head, b.head); c != 0 {
+			return c
+		}
+		return int(a.idx) - int(b.idx)
+	})
+	sortRuns(run, depth, slug, tie)
 }
 
 // radixSort sorts keys by head, keeping the order of equal heads, using

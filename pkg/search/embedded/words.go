@@ -22,6 +22,7 @@ type wordBuild struct {
 	head  uint64 // the first 8 bytes of its slug, big-endian
 	rec   uint32 // its city's record
 	pop   uint32
+	name  uint32 // the first 4 bytes of its city's name (see nameHead)
 	rank  uint32
 	off   uint16 // where its slug starts in its city's
 	len   uint16 // its slug's length
@@ -30,10 +31,18 @@ type wordBuild struct {
 
 // newWordTable makes the keys of the later words of the main names of s,
 // as search.Keys makes them (a word whose slug is an alternate name's key
-// is none: altRecs holds the records of those keys by city), sorted by
-// slug, ties by population then by city.
+// is none: altRecs holds the records of those keys by city), in the order
+// of their records; sort orders them.
 func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) {
-	var keys []wordBuild
+	// At most a key per hyphen: counted first, so that millions of keys
+	// are not copied again and again as the slice grows.
+	most := 0
+	for i := range uint32(s.count) {
+		if !s.isAlt(i) {
+			most += bytes.Count(s.slug(i), []byte{'-'})
+		}
+	}
+	keys := make([]wordBuild, 0, most)
 	maxOff := 1
 	var altSlugs [][]byte
 	for i := range uint32(s.count) {
@@ -46,11 +55,12 @@ func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) 
 			altSlugs = append(altSlugs, s.slug(a))
 		}
 		first := len(keys)
+		name := nameHead(s.name(i)) // beside the slug: read here, not at random when sorting
 		for j := 0; j+1 < len(slug); j++ {
 			if slug[j] != '-' || slices.ContainsFunc(altSlugs, func(a []byte) bool { return bytes.Equal(a, slug[j+1:]) }) {
 				continue
 			}
-			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: s.rec(i).pop(), off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
+			keys = append(keys, wordBuild{head: head(slug[j+1:]), rec: i, pop: s.rec(i).pop(), name: name, off: uint16(j + 1), len: uint16(len(slug) - j - 1)})
 			maxOff = max(maxOff, j+1)
 		}
 		if len(keys)-first > 1 { // a query must keep one of them
@@ -63,14 +73,21 @@ func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) 
 	if len(keys) >= wordAnswer || !w.shape.holds(s.count, len(keys)) {
 		return nil, fmt.Errorf("dataset too large: %d keys of later words", len(keys))
 	}
+	w.keys = keys
+	return w, nil
+}
+
+// sort orders the keys by slug, ties by population then by city. It reads
+// no rank of the records, which may be assigned meanwhile.
+func (w *wordTable) sort() {
+	s, keys := w.s, w.keys
 	perm := sortByHeads(len(keys), func(k uint32) uint64 { return keys[k].head },
 		func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] },
-		func(a, b uint32) int { return compareBuilt(s, keys[a].rec, false, keys[b].rec, false) })
+		s.mainTieBreak(func(k uint32) uint32 { return keys[k].rec }, func(k uint32) uint64 { return tieKey(keys[k].pop, keys[k].name) }))
 	w.keys = make([]wordBuild, len(keys))
 	for i, k := range perm {
 		w.keys[i] = keys[k]
 	}
-	return w, nil
 }
 
 // assignRanks numbers the word keys in the base order of the words index:
