@@ -53,6 +53,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestImportThenQuery(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities-2016.csv")
 	dir := t.TempDir()
 	out := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
@@ -304,6 +305,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities-2016.csv")
 	dir := t.TempDir()
 	mustRunCLI(t, "import", "--file", csv, "--data-dir", dir)
@@ -331,6 +333,7 @@ func TestServe(t *testing.T) {
 // A running serve switches to a re-imported dataset by itself, and every
 // answer meanwhile comes from the old or the new data, never an error.
 func TestServeSeesReimport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := writeFile(t, "first.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,1\nParma,Italy,Emilia-Romagna,2\n")
 	second := writeFile(t, "second.csv", "name,country,subcountry,geonameid\nParla,Spain,Madrid,3\n")
