@@ -121,7 +121,6 @@ func firstName(t *testing.T, base, q string) (string, time.Duration) {
 // next import. FerretDB has no change streams: the replicas poll, every
 // 500ms here. (On a MongoDB replica set a change stream wakes them first.)
 func TestReplicasOnOneMongoDB(t *testing.T) {
-	t.Parallel()
 	srv := mongotest.Start(t)
 	first := geonamesExcerpt(t, "first.txt")
 	mongoArgs := []string{"--mongo-uri", srv.URI(), "--mongo-query-timeout", ferretQueryTimeout, "--mongo-connect-timeout", "500ms"}
