@@ -60,13 +60,22 @@ run: build $(DATA_DIR)/small.cfs $(if $(LARGE_FILE),$(DATA_DIR)/large.cfs)
 # it finds nothing and costs half a minute), the peak RSS of imports in a
 # child process (cmd/cityfinder, files with //go:build !race: under the
 # detector the child costs several times the memory), and the checks of
-# whole real datasets in pkg/importer and pkg/search/embedded (golden
-# bytes, typo walks, region names: minutes under the detector, seconds
-# without). The concurrency they go through (the parallel reader, the
-# index built on every core) is run under -race by the smaller tests of
-# the same packages. Its output follows the race pass's.
-NORACE_PKGS  := ./cmd/cityfinder ./pkg/importer ./pkg/search/embedded ./pkg/search/relevance
-NORACE_TESTS := ^(TestRelevance|TestImportMemoryFollows.*|TestSnapshotBytes|TestFindTyposAgreesWithWalk|TestBuildKeepsWhatCollectKeeps|TestImportNamesTheRegionsOfTheSharedFiles|TestImportEnrichesAsTheGazetteer|TestImportMergesIdenticalRowsBeforeEnriching|TestImportTheSharedGeoNamesFile|TestEveryDatasetNamesCountriesAlike)$$
+# whole real datasets or of thousands of queries on one goroutine in
+# pkg/importer, pkg/search, pkg/search/embedded and cmd/cityfinder (golden
+# bytes, typo walks, region names, reverse lookups, the reference store:
+# minutes under the detector, seconds without). The concurrency they go
+# through (the parallel reader, the index built on every core) is run
+# under -race by the smaller tests of the same packages. Its output
+# follows the race pass's. docs/testing.md says more.
+NORACE_PKGS  := ./cmd/cityfinder ./pkg/importer ./pkg/search ./pkg/search/embedded ./pkg/search/relevance
+NORACE_LIST  := TestRelevance TestImportMemoryFollows.* \
+	TestImportNamesTheRegionsOfTheSharedFiles TestImportEnrichesAsTheGazetteer TestImportMergesIdenticalRowsBeforeEnriching \
+	TestImportTheSharedGeoNamesFile TestEveryDatasetNamesCountriesAlike \
+	TestReverseNamesTheCityNotItsDistrict TestFindNearIsTheWholeSort TestCompleteAnswersHoldLongerTexts \
+	TestSnapshotBytes TestFindTyposAgreesWithWalk TestBuildKeepsWhatCollectKeeps TestMatchesMemoryStore \
+	TestQueryListsEachLineOnce
+space        := $(subst ,, )
+NORACE_TESTS := ^($(subst $(space),|,$(strip $(NORACE_LIST))))$$
 test:
 	@norace=$$(mktemp); \
 	echo "$(GO) test -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS) (in the background)"; \

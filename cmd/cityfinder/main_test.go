@@ -280,7 +280,10 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	poll.Until(t, 5*time.Second, "serve to answer on "+addr, func() bool {
+	// As long as startReplica and startServeProcess give it: under the race
+	// detector, beside the tests that import in parallel, loading a
+	// snapshot of tens of thousands of cities can take seconds.
+	poll.Until(t, 20*time.Second, "serve to answer on "+addr, func() bool {
 		resp, err := http.Get("http://" + addr + "/") // not rate limited
 		if err == nil {
 			resp.Body.Close()
