@@ -123,8 +123,12 @@ func firstName(t *testing.T, base, q string) (string, time.Duration) {
 func TestReplicasOnOneMongoDB(t *testing.T) {
 	srv := mongotest.Start(t)
 	first := geonamesExcerpt(t, "first.txt")
+	// The replicas give up on MongoDB after 500ms, so that they see it go
+	// at once; the imports, which are never run while it is down, wait as
+	// long as the default says, as FerretDB on a busy machine can take
+	// longer than that to hand out a connection.
 	mongoArgs := []string{"--mongo-uri", srv.URI(), "--mongo-query-timeout", ferretQueryTimeout, "--mongo-connect-timeout", "500ms"}
-	importArgs := append([]string{"import", "--dataset", "large", "--log-level", "warn"}, mongoArgs...)
+	importArgs := []string{"import", "--dataset", "large", "--log-level", "warn", "--mongo-uri", srv.URI(), "--mongo-query-timeout", ferretQueryTimeout}
 	dir := t.TempDir()
 	mustRunCLI(t, "import", "--dataset", "large", "--file", first, "--data-dir", dir, "--log-level", "error")
 	start := time.Now()
