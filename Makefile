@@ -54,15 +54,36 @@ run: build $(DATA_DIR)/small.cfs $(if $(LARGE_FILE),$(DATA_DIR)/large.cfs)
 # time on a machine, nothing after that, whatever the checkout. With
 # CITYFINDER_TEST_MONGO_URI set, the tests use that MongoDB instead, and
 # FerretDB only for the server-restart test.
-# A second pass runs without -race what the race detector only slows: the
-# relevance floors (pkg/search/relevance: ranking two real datasets on one
-# goroutine, where it finds nothing and costs half a minute) and the peak
-# RSS of imports in a child process (cmd/cityfinder, files with //go:build
-# !race: under the detector the child costs several times the memory).
+# A second pass runs without -race what the race detector only slows, at
+# the same time as the race pass, which skips it: the relevance floors
+# (pkg/search/relevance: ranking two real datasets on one goroutine, where
+# it finds nothing and costs half a minute), the peak RSS of imports in a
+# child process (cmd/cityfinder, files with //go:build !race: under the
+# detector the child costs several times the memory), and the checks of
+# whole real datasets or of thousands of queries on one goroutine in
+# pkg/importer, pkg/search, pkg/search/embedded and cmd/cityfinder (golden
+# bytes, typo walks, region names, reverse lookups, the reference store:
+# minutes under the detector, seconds without). The concurrency they go
+# through (the parallel reader, the index built on every core) is run
+# under -race by the smaller tests of the same packages. Its output
+# follows the race pass's. docs/testing.md says more.
+NORACE_PKGS  := ./cmd/cityfinder ./pkg/importer ./pkg/search ./pkg/search/embedded ./pkg/search/relevance
+NORACE_LIST  := TestRelevance TestImportMemoryFollows.* \
+	TestImportNamesTheRegionsOfTheSharedFiles TestImportEnrichesAsTheGazetteer TestImportMergesIdenticalRowsBeforeEnriching \
+	TestImportTheSharedGeoNamesFile TestEveryDatasetNamesCountriesAlike \
+	TestReverseNamesTheCityNotItsDistrict TestFindNearIsTheWholeSort TestCompleteAnswersHoldLongerTexts \
+	TestSnapshotBytes TestFindTyposAgreesWithWalk TestBuildKeepsWhatCollectKeeps TestMatchesMemoryStore \
+	TestQueryListsEachLineOnce
+space        := $(subst ,, )
+NORACE_TESTS := ^($(subst $(space),|,$(strip $(NORACE_LIST))))$$
 test:
-	$(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -run '^TestRelevance$$' ./pkg/search/relevance
-	$(GO) test -count=1 -run '^TestImportMemoryFollows' ./cmd/cityfinder
+	@norace=$$(mktemp); \
+	echo "$(GO) test -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS) (in the background)"; \
+	$(GO) test -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS) >$$norace 2>&1 & pid=$$!; \
+	echo "$(GO) test -race -count=1 -skip '$(NORACE_TESTS)' ./..."; \
+	$(GO) test -race -count=1 -skip '$(NORACE_TESTS)' ./...; race=$$?; \
+	wait $$pid; rc=$$?; echo "without -race:"; cat $$norace; rm -f $$norace; \
+	test $$race -eq 0 -a $$rc -eq 0
 
 # The demo page in headless chromium (part of `make test` too); it leaves
 # screenshots in out/demo-page for a person to look at.

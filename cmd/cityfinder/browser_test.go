@@ -48,6 +48,7 @@ var screenshotDir = filepath.Join("..", "..", "out", "demo-page")
 // over the small dataset that `make run` imports, and later the large one
 // too. The steps share one tab and run in order.
 func TestBrowserDemoPage(t *testing.T) {
+	t.Parallel()
 	chromium := chromiumPath(t)
 	dir := t.TempDir()
 	copyServed(t, search.Small, dir) // as `make run` imports it, enriched with GeoNames

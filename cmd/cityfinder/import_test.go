@@ -96,16 +96,39 @@ func mustReadFile(t *testing.T, path string) []byte {
 	return data
 }
 
+// firstFor is a query prefix and the city that must come first for it.
+type firstFor struct{ prefix, first string }
+
+// assertEnriched checks the summary of an import of the okfn file with
+// --geonames, and the first city of each query of the dataset in dir.
+func assertEnriched(t *testing.T, out, dir, enriched string, want []firstFor) {
+	t.Helper()
+	if !strings.HasPrefix(out, "imported 33,886 of 34,032 rows into small (0 rejected, 146 duplicates, ") || !strings.Contains(out, enriched) {
+		t.Errorf("summary %q, want it to count the enriched rows (%q)", out, enriched)
+	}
+	for _, q := range want {
+		if got := strings.Fields(firstRow(mustRunCLI(t, "query", q.prefix, "--data-dir", dir, "--limit", "1"))); len(got) == 0 || !strings.HasPrefix(strings.Join(got, " "), q.first+" ") {
+			t.Errorf("query %s = %q, want %s first", q.prefix, got, q.first)
+		}
+	}
+}
+
 // --geonames completes the okfn rows with GeoNames places, so that London
-// comes first for "lon"; the flag, its variable and its key all work. The
-// whole dump goes through the flag; the variable and the key name a dump of
-// three German cities (one import of the whole dump is what takes time).
+// comes first for "lon": the whole dump through the flag, which is the
+// import of the served data's small dataset (one import of the whole dump
+// is what takes time).
+func TestImportEnrichesWithTheWholeGeoNamesDump(t *testing.T) {
+	t.Parallel()
+	assertEnriched(t, servedSummary(t, search.Small), servedData(t), ", 25,535 enriched from GeoNames (25,272 by id, 263 by name)) in ",
+		[]firstFor{{"lon", "London"}, {"par", "Paris"}, {"mos", "Moscow"}, {"tok", "Tokyo"}, {"new", "New York City"}})
+}
+
+// The variable and the key of --geonames work as the flag does; they name
+// a dump of three German cities.
 func TestImportEnrichesWithGeoNames(t *testing.T) {
 	csv := shareddata.Path(t, "world-cities.csv")
-	geonames := shareddata.Path(t, "geonames-cities1000.txt.gz")
 	three := writeFile(t, "cities500.zip", string(geonamesZip(t)))
 	config := writeFile(t, "geonames.yaml", "import:\n  geonames: "+three+"\n")
-	type firstFor struct{ prefix, first string }
 	for _, tc := range []struct {
 		name     string
 		env      map[string]string
@@ -113,8 +136,6 @@ func TestImportEnrichesWithGeoNames(t *testing.T) {
 		enriched string
 		want     []firstFor
 	}{
-		{"flag", nil, []string{"--geonames", geonames}, ", 25,535 enriched from GeoNames (25,272 by id, 263 by name)) in ",
-			[]firstFor{{"lon", "London"}, {"par", "Paris"}, {"mos", "Moscow"}, {"tok", "Tokyo"}, {"new", "New York City"}}},
 		{"environment", map[string]string{"CITYFINDER_GEONAMES": three}, nil, ", 3 enriched from GeoNames (3 by id, 0 by name)) in ", []firstFor{{"cologne", "Köln"}}},
 		{"config file", nil, []string{"--config", config}, ", 3 enriched from GeoNames (3 by id, 0 by name)) in ", []firstFor{{"cologne", "Köln"}}},
 	} {
@@ -124,14 +145,7 @@ func TestImportEnrichesWithGeoNames(t *testing.T) {
 			}
 			dir := t.TempDir()
 			out := mustRunCLI(t, append([]string{"import", "--file", csv, "--data-dir", dir}, tc.args...)...)
-			if !strings.HasPrefix(out, "imported 33,886 of 34,032 rows into small (0 rejected, 146 duplicates, ") || !strings.Contains(out, tc.enriched) {
-				t.Errorf("summary %q, want it to count the enriched rows (%q)", out, tc.enriched)
-			}
-			for _, q := range tc.want {
-				if got := strings.Fields(firstRow(mustRunCLI(t, "query", q.prefix, "--data-dir", dir, "--limit", "1"))); len(got) == 0 || !strings.HasPrefix(strings.Join(got, " "), q.first+" ") {
-					t.Errorf("query %s = %q, want %s first", q.prefix, got, q.first)
-				}
-			}
+			assertEnriched(t, out, dir, tc.enriched, tc.want)
 		})
 	}
 }
@@ -139,6 +153,7 @@ func TestImportEnrichesWithGeoNames(t *testing.T) {
 // A GeoNames file that cannot be read fails the import with a message
 // naming it, and the dataset keeps its content.
 func TestImportWithBadGeoNamesKeepsTheDataset(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities.csv")
 	gz := mustReadFile(t, shareddata.Path(t, "geonames-cities1000.txt.gz"))
 	dir := t.TempDir()
@@ -299,6 +314,7 @@ func TestLargeSources(t *testing.T) {
 
 // --file is read in the format its first line shows, whatever its name.
 func TestImportLargeFileFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	maxmind := shareddata.Path(t, "worldcitiespop-100k.txt.gz")
 	if out := mustRunCLI(t, "import", "--dataset", "large", "--file", maxmind, "--data-dir", dir); !strings.HasPrefix(out, "imported 99") {
@@ -350,6 +366,7 @@ func TestImportReportsMalformedGeoNamesRows(t *testing.T) {
 // message that says the limit and the flag to raise, and the dataset keeps
 // its content.
 func TestImportRowLimit(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities.csv")
 	dir := t.TempDir()
 	mustRunCLI(t, "import", "--file", csv, "--data-dir", dir)

@@ -53,6 +53,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestImportThenQuery(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities-2016.csv")
 	dir := t.TempDir()
 	out := mustRunCLI(t, "import", "--dataset", "small", "--file", csv, "--data-dir", dir)
@@ -279,7 +280,10 @@ func startServe(t *testing.T, args ...string) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	poll.Until(t, 5*time.Second, "serve to answer on "+addr, func() bool {
+	// As long as startReplica and startServeProcess give it: under the race
+	// detector, beside the tests that import in parallel, loading a
+	// snapshot of tens of thousands of cities can take seconds.
+	poll.Until(t, 20*time.Second, "serve to answer on "+addr, func() bool {
 		resp, err := http.Get("http://" + addr + "/") // not rate limited
 		if err == nil {
 			resp.Body.Close()
@@ -304,6 +308,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	csv := shareddata.Path(t, "world-cities-2016.csv")
 	dir := t.TempDir()
 	mustRunCLI(t, "import", "--file", csv, "--data-dir", dir)
@@ -331,6 +336,7 @@ func TestServe(t *testing.T) {
 // A running serve switches to a re-imported dataset by itself, and every
 // answer meanwhile comes from the old or the new data, never an error.
 func TestServeSeesReimport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := writeFile(t, "first.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,1\nParma,Italy,Emilia-Romagna,2\n")
 	second := writeFile(t, "second.csv", "name,country,subcountry,geonameid\nParla,Spain,Madrid,3\n")

@@ -15,8 +15,6 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
-// TestMain stops the FerretDB that the MongoDB tests share, if they started one.
-
 // FerretDB, the stand-in for MongoDB in these tests, scans every document
 // for each query: a search of thousands of cities takes a second or more
 // there, where MongoDB's indexes answer in milliseconds. The tests keep their
@@ -89,6 +87,7 @@ func TestMongoImportQueryServe(t *testing.T) {
 // and 200 again once it is back, without a restart. (In snapshot mode it
 // answers from memory meanwhile: see TestReplicasOnOneMongoDB.)
 func TestMongoServeSurvivesServerRestart(t *testing.T) {
+	t.Parallel()
 	srv := mongotest.Start(t)
 	csv := writeFile(t, "cities.csv", "name,country,subcountry,geonameid\nParis,France,Ile-de-France,2988507\nParma,Italy,Emilia-Romagna,3171457\n")
 	// The default database, city-finder, on a server of this test's own.

@@ -104,6 +104,7 @@ func feed(path string, data []byte) <-chan error {
 // imports exactly what the same file on disk does, region names on: every
 // input is read once.
 func TestImportFromAPipeReadsEveryRow(t *testing.T) {
+	t.Parallel()
 	s := newPipeSample(t, 3000)
 	regionNames := shareddata.Path(t, "world-cities.csv")
 	common := []string{"--dataset", "large", "--region-names", regionNames, "--log-level", "warn"}

@@ -24,17 +24,39 @@ import (
 // geonamesExcerpt writes the rows of the real GeoNames cities1000 dump whose
 // names start with the letters the replica tests query, and every 200th
 // other row, plus extra rows: about 2,000 cities, as FerretDB reads every
-// document for every query and inserts slowly.
+// document for every query and inserts slowly. The dump is read once.
 func geonamesExcerpt(t *testing.T, name string, extra ...string) string {
 	t.Helper()
-	f, err := os.Open(shareddata.Path(t, "geonames-cities1000.txt.gz"))
+	path := shareddata.Path(t, "geonames-cities1000.txt.gz")
+	geonamesRows.once.Do(func() { geonamesRows.rows, geonamesRows.err = readGeoNamesExcerpt(path) })
+	if geonamesRows.err != nil {
+		t.Fatal(geonamesRows.err)
+	}
+	var b strings.Builder
+	b.WriteString(geonamesRows.rows)
+	for _, line := range extra {
+		b.WriteString(line + "\n")
+	}
+	return writeFile(t, name, b.String())
+}
+
+// geonamesRows is the rows of geonamesExcerpt, read once: a scan of the whole
+// dump costs seconds under the race detector.
+var geonamesRows struct {
+	once sync.Once
+	rows string
+	err  error
+}
+
+func readGeoNamesExcerpt(path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		t.Fatal(err)
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	var b strings.Builder
 	sc := bufio.NewScanner(zr)
@@ -51,12 +73,9 @@ func geonamesExcerpt(t *testing.T, name string, extra ...string) string {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	for _, line := range extra {
-		b.WriteString(line + "\n")
-	}
-	return writeFile(t, name, b.String())
+	return b.String(), nil
 }
 
 // geonamesRow is a made-up GeoNames row of a city of 10,000 people.
@@ -123,8 +142,12 @@ func firstName(t *testing.T, base, q string) (string, time.Duration) {
 func TestReplicasOnOneMongoDB(t *testing.T) {
 	srv := mongotest.Start(t)
 	first := geonamesExcerpt(t, "first.txt")
+	// The replicas give up on MongoDB after 500ms, so that they see it go
+	// at once; the imports, which are never run while it is down, wait as
+	// long as the default says, as FerretDB on a busy machine can take
+	// longer than that to hand out a connection.
 	mongoArgs := []string{"--mongo-uri", srv.URI(), "--mongo-query-timeout", ferretQueryTimeout, "--mongo-connect-timeout", "500ms"}
-	importArgs := append([]string{"import", "--dataset", "large", "--log-level", "warn"}, mongoArgs...)
+	importArgs := []string{"import", "--dataset", "large", "--log-level", "warn", "--mongo-uri", srv.URI(), "--mongo-query-timeout", ferretQueryTimeout}
 	dir := t.TempDir()
 	mustRunCLI(t, "import", "--dataset", "large", "--file", first, "--data-dir", dir, "--log-level", "error")
 	start := time.Now()

@@ -26,6 +26,7 @@ const secretHalves = "Zq9Rt" + "|" + "vXk7w"
 // "Unsupported authentication mechanism" where MongoDB answers
 // "Authentication failed"; neither quotes the password.)
 func TestMongoPasswordNeverPrinted(t *testing.T) {
+	t.Parallel()
 	left, right, _ := strings.Cut(secretHalves, "|")
 	csv := writeFile(t, "cities.csv", twoCities)
 	for _, special := range []string{"?", "/", "@", ":", "%", "#", "[", "]", " "} {

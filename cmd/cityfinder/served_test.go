@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -13,26 +17,100 @@ import (
 	"github.com/cityfinder/cityfinder/pkg/search/embedded"
 )
 
+// TestMain starts importing the served data at once when a test that reads
+// it is to run, and stops the FerretDB that the MongoDB tests share, if they
+// started one.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if runs(servedReaders...) {
+		csv := filepath.Join(shareddata.Dir(), servedCSV)
+		geonames := filepath.Join(shareddata.Dir(), servedGeoNames)
+		if exists(csv) && exists(geonames) {
+			go served.load(csv, geonames)
+		}
+	}
 	code := mongotest.Run(m)
 	served.remove()
 	os.Exit(code)
 }
 
+// servedReaders are the tests that read the served data. TestMain imports
+// it while the tests that run one at a time go, so that these, which run
+// in parallel after them, find it ready.
+var servedReaders = []string{"TestREADMEExamples", "TestBrowserDemoPage", "TestImportEnrichesWithTheWholeGeoNamesDump", "TestImportReadsNoOtherSnapshot"}
+
+// The shared files that the served data is imported from.
+const (
+	servedCSV      = "world-cities.csv"
+	servedGeoNames = "geonames-cities1000.txt.gz"
+)
+
+// runs reports whether -test.run selects a top-level test of one of these
+// names (-test.skip aside: a test skipped costs one import that nobody reads).
+func runs(names ...string) bool {
+	pattern := flag.Lookup("test.run").Value.String()
+	if pattern == "" {
+		return true
+	}
+	top, _, _ := strings.Cut(pattern, "/")
+	re, err := regexp.Compile(top)
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // served is the data that `make run` serves, imported once for the tests
-// that only read it (the README's examples, the demo page): the small
-// dataset enriched with GeoNames, and the large one from GeoNames with
-// region names. Importing them is most of what those tests cost.
+// that only read it (the README's examples, the demo page, the whole
+// GeoNames enrichment): the small dataset enriched with GeoNames, and the
+// large one from GeoNames with region names. Importing them is most of
+// what those tests cost.
 var served servedFixture
 
 type servedFixture struct {
-	once sync.Once
-	dir  string
-	err  error
+	once    sync.Once
+	dir     string
+	err     error
+	summary map[search.Dataset]string // what each import printed
 }
 
-// remove deletes the served data, if it was imported.
+// load imports the served data, once; every call returns when it is done.
+func (s *servedFixture) load(csv, geonames string) {
+	s.once.Do(func() {
+		if s.dir, s.err = os.MkdirTemp("", "cityfinder-served-"); s.err != nil {
+			return
+		}
+		s.summary = make(map[search.Dataset]string)
+		for _, imp := range []struct {
+			dataset search.Dataset
+			args    []string
+		}{
+			{search.Small, []string{"import", "--dataset", "small", "--file", csv, "--geonames", geonames, "--data-dir", s.dir}},
+			{search.Large, []string{"import", "--dataset", "large", "--file", geonames, "--region-names", csv, "--data-dir", s.dir}},
+		} {
+			out, errOut, err := runCLIContext(context.Background(), imp.args...)
+			if err != nil {
+				s.err = fmt.Errorf("cityfinder %v: %w\n%s", imp.args, err, errOut)
+				return
+			}
+			s.summary[imp.dataset] = out
+		}
+	})
+}
+
+// remove deletes the served data, once an import under way is done.
 func (s *servedFixture) remove() {
+	s.once.Do(func() {})
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 	}
@@ -43,26 +121,19 @@ func (s *servedFixture) remove() {
 // copyServed to change it.
 func servedData(t *testing.T) string {
 	t.Helper()
-	csv := shareddata.Path(t, "world-cities.csv")
-	geonames := shareddata.Path(t, "geonames-cities1000.txt.gz")
-	served.once.Do(func() {
-		if served.dir, served.err = os.MkdirTemp("", "cityfinder-served-"); served.err != nil {
-			return
-		}
-		for _, args := range [][]string{
-			{"import", "--dataset", "small", "--file", csv, "--geonames", geonames, "--data-dir", served.dir},
-			{"import", "--dataset", "large", "--file", geonames, "--region-names", csv, "--data-dir", served.dir},
-		} {
-			if _, errOut, err := runCLI(t, args...); err != nil {
-				served.err = fmt.Errorf("cityfinder %v: %w\n%s", args, err, errOut)
-				return
-			}
-		}
-	})
+	served.load(shareddata.Path(t, servedCSV), shareddata.Path(t, servedGeoNames))
 	if served.err != nil {
 		t.Fatalf("import the served data: %v", served.err)
 	}
 	return served.dir
+}
+
+// servedSummary returns what the import of dataset d of the served data
+// printed.
+func servedSummary(t *testing.T, d search.Dataset) string {
+	t.Helper()
+	servedData(t)
+	return served.summary[d]
 }
 
 // copyServed copies the served snapshot of dataset d into dir.
