@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,6 +24,7 @@ import (
 // started one.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	served.env = importEnv(os.Environ())
 	if runs(servedReaders...) {
 		csv := filepath.Join(shareddata.Dir(), servedCSV)
 		geonames := filepath.Join(shareddata.Dir(), servedGeoNames)
@@ -79,6 +82,7 @@ var served servedFixture
 
 type servedFixture struct {
 	once    sync.Once
+	env     []string // the environment the imports run in (see importEnv)
 	dir     string
 	err     error
 	summary map[search.Dataset]string // what each import printed
@@ -98,14 +102,34 @@ func (s *servedFixture) load(csv, geonames string) {
 			{search.Small, []string{"import", "--dataset", "small", "--file", csv, "--geonames", geonames, "--data-dir", s.dir}},
 			{search.Large, []string{"import", "--dataset", "large", "--file", geonames, "--region-names", csv, "--data-dir", s.dir}},
 		} {
-			out, errOut, err := runCLIContext(context.Background(), imp.args...)
+			// A process of its own: the tests that run meanwhile set
+			// CITYFINDER_* variables (t.Setenv) that an import in this
+			// process would read.
+			cmd := exec.CommandContext(context.Background(), os.Args[0], append([]string{"-test.run=^TestHelperProcess$", "--"}, imp.args...)...)
+			cmd.Env = s.env
+			var errOut bytes.Buffer
+			cmd.Stderr = &errOut
+			out, err := cmd.Output()
 			if err != nil {
-				s.err = fmt.Errorf("cityfinder %v: %w\n%s", imp.args, err, errOut)
+				s.err = fmt.Errorf("cityfinder %v: %w\n%s", imp.args, err, errOut.String())
 				return
 			}
-			s.summary[imp.dataset] = out
+			s.summary[imp.dataset] = string(out)
 		}
 	})
+}
+
+// importEnv returns env without the CITYFINDER_ settings a person's shell
+// may hold, plus what makes the test binary run cityfinder (see
+// TestHelperProcess): the served data is the defaults' import.
+func importEnv(env []string) []string {
+	kept := []string{"CITYFINDER_TEST_MAIN=1"}
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CITYFINDER_") {
+			kept = append(kept, kv)
+		}
+	}
+	return kept
 }
 
 // remove deletes the served data, once an import under way is done.
