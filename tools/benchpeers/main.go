@@ -115,6 +115,7 @@ func run(ctx context.Context, opts options, out io.Writer) error {
 				log.Printf("%s: done in %s", p.name, time.Since(start).Round(time.Second))
 			}
 		}
+		log.Print(row.line()) // a run cut short still leaves the rows it measured
 		rep.peers = append(rep.peers, row)
 	}
 	rep.loadAfter = loadAverage()

@@ -89,17 +89,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintln(w, "| system | prefix top-10 p50 / p99 | one edit p50 / p99 | two edits p50 / p99 | typo found in top 10 (1 / 2 edits) | build s | RSS MiB |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, row := range r.peers {
-		switch {
-		case row.missing != "":
-			fmt.Fprintf(w, "| %s | %s | | | | | |\n", row.name, row.missing)
-		case row.failed != nil:
-			fmt.Fprintf(w, "| %s | failed: %s | | | | | |\n", row.name, oneLine(row.failed.Error()))
-		default:
-			s := row.stats
-			pair := func(set string) string { return duration(s.p50[set]) + " / " + duration(s.p99[set]) }
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %.0f %% / %.0f %% | %.1f | %s |\n", row.name, pair(setPrefix), pair(setOne), pair(setTwo),
-				s.found[setOne], s.found[setTwo], s.buildSeconds, thousands(s.rssKiB/1024))
-		}
+		fmt.Fprintln(w, row.line())
 	}
 	fmt.Fprintln(w, "\nConfigurations (RSS: whose memory):")
 	for _, row := range r.peers {
@@ -107,6 +97,20 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(w, "- %s (RSS of %s): %s\n", row.name, row.stats.rssWhat, row.stats.config)
 		}
 	}
+}
+
+// line is the row of the table.
+func (row peerRow) line() string {
+	switch {
+	case row.missing != "":
+		return fmt.Sprintf("| %s | %s | | | | | |", row.name, row.missing)
+	case row.failed != nil:
+		return fmt.Sprintf("| %s | failed: %s | | | | | |", row.name, oneLine(row.failed.Error()))
+	}
+	s := row.stats
+	pair := func(set string) string { return duration(s.p50[set]) + " / " + duration(s.p99[set]) }
+	return fmt.Sprintf("| %s | %s | %s | %s | %.0f %% / %.0f %% | %.1f | %s |", row.name, pair(setPrefix), pair(setOne), pair(setTwo),
+		s.found[setOne], s.found[setTwo], s.buildSeconds, thousands(s.rssKiB/1024))
 }
 
 // duration writes d in µs below a millisecond, in ms below a second, to
