@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -82,7 +83,7 @@ func (p *pgTrgm) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	host, port, _ := splitHostPort(addr)
+	host, port, _ := net.SplitHostPort(addr)
 	p.server = exec.CommandContext(ctx, filepath.Join(bin, "postgres"), "-D", data, "-k", data, "-p", port,
 		"-c", "listen_addresses="+host, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "maintenance_work_mem=256MB")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,5 +75,3 @@ func waitFor(ctx context.Context, timeout time.Duration, ready func() error) err
 		}
 	}
 }
-
-func splitHostPort(addr string) (string, string, error) { return net.SplitHostPort(addr) }

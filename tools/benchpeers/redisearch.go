@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,7 @@ func (r *rediSearch) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	host, port, _ := splitHostPort(addr)
+	host, port, _ := net.SplitHostPort(addr)
 	logFile, err := os.Create(filepath.Join(r.dir, "redis.log"))
 	if err != nil {
 		return err
