@@ -12,7 +12,7 @@ SMALL_CSV       := datasets/world-cities.csv
 GEONAMES        := $(wildcard $(DATASETS_MIRROR)/geonames-cities1000.txt.gz)
 STATICCHECK     := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build run import import-large test browser bench relevance lint fuzz fuzz-ci loadtest soak image clean
+.PHONY: build run import import-large test browser bench bench-peers relevance lint fuzz fuzz-ci loadtest soak image clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/cityfinder
@@ -95,6 +95,17 @@ browser:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./tools/benchtable -bin $(BIN)
+
+# cityfinder beside the peers of issue 26 (FlexSearch, MiniSearch, bleve,
+# RediSearch, PostgreSQL pg_trgm) on the full-size large dataset and the
+# query sets of `make bench`, one peer at a time (docs/benchmarks.md). Its
+# own Go module (tools/benchpeers/go.mod), so that bleve and pgx stay out
+# of ours; npm ci of tools/benchpeers/package-lock.json into the cache. A
+# peer that is not installed gets a row saying how to install it. Not part
+# of `make test`, `make bench` or CI. PEERS_FLAGS, e.g. -peers cityfinder,bleve.
+PEERS_FLAGS ?=
+bench-peers: build
+	cd tools/benchpeers && $(GO) run . -bin ../../$(BIN) $(PEERS_FLAGS)
 
 # The relevance suite (docs/relevance.md): the judged queries of
 # pkg/search/relevance/testdata on the datasets `make run` imports, freshly
