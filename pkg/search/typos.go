@@ -212,12 +212,23 @@ func wholeTypo(query, key string, maxEdits int) (edits int, ok bool) {
 	return d, d <= maxEdits
 }
 
+// osaStackKey is the longest key whose osaDistance rows need no
+// allocation.
+const osaStackKey = 63
+
 // osaDistance is the optimal-string-alignment distance between a and b
 // (edits, insertions, deletions and transpositions of adjacent bytes, as
 // corrections counts them), or bound+1 once it is sure to exceed bound.
 func osaDistance(a, b string, bound int) int {
 	n := len(b)
-	prev2, prev, cur := make([]int, n+1), make([]int, n+1), make([]int, n+1)
+	// The three rows on the stack for the keys a Find compares (at most
+	// MaxTypoBytes and a few edits): this runs for every typo match.
+	var rows [3 * (osaStackKey + 1)]int
+	buf := rows[:]
+	if n > osaStackKey {
+		buf = make([]int, 3*(n+1))
+	}
+	prev2, prev, cur := buf[:n+1], buf[n+1:2*(n+1)], buf[2*(n+1):3*(n+1)]
 	for j := range prev {
 		prev[j] = j
 	}

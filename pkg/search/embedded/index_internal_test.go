@@ -15,7 +15,8 @@ import (
 
 // The range bounds finds for a prefix, through the gram tables and a
 // binary search, is exactly the keys that start with it: checked against
-// a brute-force scan in both indexes, for every prefix of every key.
+// a brute-force scan in both indexes, for every prefix of every key; and
+// so is the names' range descend finds in the trie.
 func TestBoundsHoldEveryKey(t *testing.T) {
 	s, err := Open(t.TempDir(), Options{ReloadInterval: -1})
 	if err != nil {
@@ -58,6 +59,19 @@ func TestBoundsHoldEveryKey(t *testing.T) {
 			}
 			if lo != wantLo || hi != wantHi {
 				t.Errorf("words %v: bounds(%q) = [%d, %d), want [%d, %d)", x.words, p, lo, hi, wantLo, wantHi)
+			}
+			if x.words {
+				continue
+			}
+			// The names' range from the trie (see find), and none for a
+			// prefix of no key that differs from one in its last byte.
+			if lo, hi := x.descend([]byte(p)); lo != wantLo || hi != wantHi {
+				t.Errorf("descend(%q) = [%d, %d), want [%d, %d)", p, lo, hi, wantLo, wantHi)
+			}
+			if miss := p[:len(p)-1] + "x"; !prefixes[miss] {
+				if lo, hi := x.descend([]byte(miss)); lo != hi {
+					t.Errorf("descend(%q) = [%d, %d), want none", miss, lo, hi)
+				}
 			}
 		}
 	}
