@@ -120,11 +120,22 @@ FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzASCI
 	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow pkg/importer:FuzzGeoNamesRow pkg/importer:FuzzParseDecimal \
 	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery pkg/limiter/redis:FuzzParseURLPassword
 
+# Go 1.26's fuzz coordinator can fail a run at the end of -fuzztime with a
+# bare "context deadline exceeded" when a worker is mid-input as the time
+# runs out (golang/go#75804, fixed in Go 1.27): no input failed and none is
+# written. Such a run is reported and passes; any other failure, or a
+# failing input written, fails.
 FUZZTIME ?= 10s
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@set -e; out=$$(mktemp); trap 'rm -f $$out' EXIT; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+		rc=0; $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*} >$$out 2>&1 || rc=$$?; \
+		cat $$out; \
+		if [ $$rc -ne 0 ]; then \
+			if grep -qx '    context deadline exceeded' $$out && ! grep -q 'Failing input written to\|^panic: ' $$out; then \
+				echo "$${t#*:}: no input failed; the coordinator missed its own deadline (golang/go#75804, fixed in Go 1.27)"; \
+			else exit $$rc; fi; \
+		fi; \
 	done
 
 # What CI runs: every fuzz target for 20 s.
