@@ -149,17 +149,26 @@ func (s *Serve) PrintLogTail(out io.Writer, n int) {
 }
 
 // RSS reads a process's resident set size in KiB from /proc.
-func RSS(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+func RSS(pid int) (int64, error) { return procKiB(pid, "status", "VmRSS:") }
+
+// PSS reads a process's proportional set size in KiB from /proc: its
+// resident memory with the pages it shares divided among those sharing
+// them, so that the processes of one server add up to the server's memory.
+func PSS(pid int) (int64, error) { return procKiB(pid, "smaps_rollup", "Pss:") }
+
+// procKiB reads the figure in kB of the line starting with field in the
+// /proc file of process pid.
+func procKiB(pid int, file, field string) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/%s", pid, file))
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/%s", strings.TrimSuffix(field, ":"), pid, file)
 }

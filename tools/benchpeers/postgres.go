@@ -180,12 +180,12 @@ func (p *pgTrgm) Find(ctx context.Context, q query) ([]string, error) {
 // buffers counted once.
 func (p *pgTrgm) Memory() (int64, string, error) {
 	pid := p.server.Process.Pid
-	total, err := pssOf(pid)
+	total, err := benchenv.PSS(pid)
 	if err != nil {
 		return 0, "", err
 	}
 	for _, child := range childrenOf(pid) {
-		if kib, err := pssOf(child); err == nil {
+		if kib, err := benchenv.PSS(child); err == nil {
 			total += kib
 		}
 	}

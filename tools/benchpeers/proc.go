@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -9,30 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
-
-// rssOf is a process's resident memory in KiB.
-func rssOf(pid int) (int64, error) { return benchenv.RSS(pid) }
-
-// pssOf is a process's proportional set size in KiB: its resident memory
-// with the pages it shares divided among those sharing them, so that the
-// processes of one server add up to the server's memory.
-func pssOf(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "Pss:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("no Pss for pid %d", pid)
-}
 
 // childrenOf lists the processes whose parent is pid.
 func childrenOf(pid int) []int {

@@ -98,7 +98,7 @@ func (r *rediSearch) Find(ctx context.Context, q query) ([]string, error) {
 }
 
 func (r *rediSearch) Memory() (int64, string, error) {
-	kib, err := rssOf(r.server.Process.Pid)
+	kib, err := benchenv.RSS(r.server.Process.Pid)
 	return kib, "redis-server", err
 }
 

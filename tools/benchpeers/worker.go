@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"time"
+
+	"github.com/cityfinder/cityfinder/internal/benchenv"
 )
 
 // result is what a peer's worker writes into result.json (the node
@@ -90,6 +92,6 @@ func runWorker(ctx context.Context, e engine, dir string, rounds int) error {
 // selfRSS is the worker's own resident memory: the peers that live in it.
 func selfRSS() (int64, string, error) {
 	debug.FreeOSMemory() // what the worker read and dropped is no peer's
-	kib, err := rssOf(os.Getpid())
+	kib, err := benchenv.RSS(os.Getpid())
 	return kib, "the worker process", err
 }
