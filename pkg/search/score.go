@@ -64,45 +64,50 @@ const (
 // tiers, applied before Score by the Service; distance to the person is
 // applied after it (see biasScore).
 func Score(text string, key NameKey, pop int64, names, edits int) float64 {
+	whole := key.Slug == text
+	n := 0 // the letters of text, counted once for the terms that look at them
+	if key.Alt != 0 || whole || edits > 0 {
+		n = letters(text)
+	}
 	fame := 1 + float64(names)/FameNames
 	name := fame
 	if key.Alt != 0 {
 		// Not fame, unless the name is one the place is known by: the
 		// more names a place has, the more it matches by chance.
 		name = 1.0 / AltDivisor
-		if edits == 0 && letters(text) >= KnownLetters {
+		if edits == 0 && n >= KnownLetters {
 			known := math.Min(1, float64(names)/KnownNames)
 			name = math.Max(name, known*known*fame)
 		}
 	}
 	s := float64(pop) * name
-	whole := key.Slug == text
-	if whole && !knownAltName(text, key, edits) {
-		s *= WholeBoost(text)
+	if whole && !knownAltName(n, key, edits) {
+		s *= wholeBoost(n)
 	}
 	for range edits {
-		s /= editCost(text)
+		s /= editCost(n)
 	}
 	return s
 }
 
-// knownAltName reports whether a match of text through key counts as a
-// name the place is known by but without the whole-name bonus: an
-// alternate name of KnownLetters to KnownWholeLetters-1 letters, typed
-// right. Such a whole name is often one syllable of the name ("Cheng" is
-// an old name of Zhengzhou, and "cheng" is how Chengdu, twice its size,
-// begins); the bonus on top of counting as a name made Zhengzhou first.
-func knownAltName(text string, key NameKey, edits int) bool {
-	n := letters(text)
+// knownAltName reports whether a match of a text of n letters through
+// key counts as a name the place is known by but without the whole-name
+// bonus: an alternate name of KnownLetters to KnownWholeLetters-1
+// letters, typed right. Such a whole name is often one syllable of the
+// name ("Cheng" is an old name of Zhengzhou, and "cheng" is how Chengdu,
+// twice its size, begins); the bonus on top of counting as a name made
+// Zhengzhou first.
+func knownAltName(n int, key NameKey, edits int) bool {
 	return key.Alt != 0 && edits == 0 && n >= KnownLetters && n < KnownWholeLetters
 }
 
-// editCost is what one edit costs a match corrected to text: EditCost,
-// and more on a text of five letters, the shortest typos are looked for
-// in, where an edit is a fifth of what was typed and many more names are
-// one edit away ("surak" lists Surakarta before Sūrat as a typo).
-func editCost(text string) float64 {
-	if letters(text) <= 5 {
+// editCost is what one edit costs a match corrected to a text of n
+// letters: EditCost, and more on a text of five letters, the shortest
+// typos are looked for in, where an edit is a fifth of what was typed and
+// many more names are one edit away ("surak" lists Surakarta before Sūrat
+// as a typo).
+func editCost(n int) float64 {
+	if n <= 5 {
 		return ShortEditCost
 	}
 	return EditCost
@@ -117,7 +122,12 @@ func editCost(text string) float64 {
 // 520,000, before Hami, 137,000, and "male" Mālegaon before Malé: four
 // times made a four-letter name outweigh a city four times larger).
 func WholeBoost(text string) float64 {
-	switch n := letters(text); {
+	return wholeBoost(letters(text))
+}
+
+// wholeBoost is WholeBoost for a text of n letters.
+func wholeBoost(n int) float64 {
+	switch {
 	case n <= 3:
 		return 1.5
 	case n == 4:

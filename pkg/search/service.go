@@ -123,12 +123,13 @@ type NameMatch struct {
 	Former bool
 }
 
-// setHit makes *h the Hit of f, whose key the first n bytes of the query
-// matched, with its distance to near when there is one, in the languages
-// of loc (see localizer): the match span is of the name shown when the
-// query matched it. It writes in place: a Hit is a few hundred bytes.
+// setHit makes *h, a zero Hit, the Hit of f, whose key the first n bytes
+// of the query matched, with its distance to near when there is one, in
+// the languages of loc (see localizer): the match span is of the name
+// shown when the query matched it. It writes in place, and only the
+// fields it sets: a Hit is a few hundred bytes, in memory just allocated.
 func setHit(h *Hit, f *Found, n, edits int, near *Point, loc *localizer) {
-	*h = Hit{City: f.City, Edits: edits}
+	h.City, h.Edits = f.City, edits
 	if edits > 0 {
 		h.Corrected = f.Key.Slug[:min(n, len(f.Key.Slug))]
 	}
@@ -257,20 +258,39 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	// answer, or include a place of some size, was most likely typed
 	// right (see typosWanted), and the typo walk costs more than the
 	// prefix search: it is left out.
-	edits := typoBudget(f.text, found) // of what was typed, not of its folding
-	if req.Fuzzy && edits > 0 && typosWanted(found, q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
-		f.walks++
-		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
-		if err != nil {
-			return Result{}, err
+	if req.Fuzzy && typosWanted(found, q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
+		if edits := typoBudget(f.text, found); edits > 0 { // of what was typed, not of its folding
+			f.walks++
+			typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
+			if err != nil {
+				return Result{}, err
+			}
+			found = f.withTypos(found, typos, q, edits, b)
 		}
-		found = f.withTypos(found, typos, q, edits, b)
 	}
 	res.Hits = make([]Hit, len(found))
+	var ahead byte
+	for i := range found {
+		ahead |= first(found[i].Key.Slug) | first(found[i].Name)
+	}
+	f.ahead = ahead
 	for i := range found {
 		setHit(&res.Hits[i], found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc)
 	}
 	return s.orCityPart(ctx, f, q, req, res, headOK, head)
+}
+
+// first returns the first byte of s, or 0. Before a loop over the matches
+// of a store that reads their keys and names one after the other (to
+// score, compare or highlight them), a loop of first over the same
+// strings reads them all at once: the embedded store maps its snapshot,
+// where they are mostly in no cache yet, and reads issued together
+// overlap where each match's would wait on the last.
+func first(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[0]
 }
 
 // laterWordsOnly reports whether every match found (none included) is at
@@ -351,10 +371,18 @@ func withoutLastWord(prefix string) (string, bool) {
 // of the query counts as the whole-name match it is, when that scores
 // higher (see wholeTypo).
 func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias) []variantFound {
-	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
+	// In the finder's memory, after the matches of every fetch, as fetch
+	// appends its own (found may be some of them: they stay as they are).
+	start := len(f.matches)
+	f.matches = append(f.matches, found...)
+	var ahead byte
+	for i := range typos {
+		ahead |= first(typos[i].Key.Slug) | first(typos[i].Name)
+	}
+	f.ahead = ahead
 	for i := range typos {
 		t := &typos[i]
-		if listedFound(all, &t.City) { // also a prefix match through another name
+		if listedFound(f.matches[start:], &t.City) { // also a prefix match through another name
 			continue
 		}
 		best := f.scored(&t.Found, t.Corrected, t.Edits)
@@ -363,8 +391,9 @@ func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits
 				best = whole
 			}
 		}
-		all = append(all, best)
+		f.matches = append(f.matches, best)
 	}
+	all := f.matches[start:len(f.matches):len(f.matches)]
 	f.sort(all, b)
 	return all[:min(len(all), q.Limit)]
 }
@@ -392,9 +421,16 @@ func listedFound(found []variantFound, c *City) bool {
 // in a list of suggestions.
 func sameLine(a, b *City) bool {
 	// The same name or the same Key, field by field: both share the
-	// subcountry and the country, and names differ most often.
-	return (a.Name == b.Name || a.Slug == b.Slug && a.CountryCode == b.CountryCode && a.Region == b.Region) &&
-		a.Subcountry == b.Subcountry && a.Country == b.Country
+	// subcountry and the country. Of the pairs a Find compares, most
+	// differ in the length of both the name and the slug; of the others,
+	// the country and subcountry are compared first: a store hands them
+	// out from a table (equal strings share their bytes, and compare in
+	// one step), where a name's bytes are often not in the cache yet.
+	if len(a.Name) != len(b.Name) && len(a.Slug) != len(b.Slug) {
+		return false // most pairs, told apart without a call or a read
+	}
+	return a.Country == b.Country && a.Subcountry == b.Subcountry &&
+		(a.Name == b.Name || a.Slug == b.Slug && a.CountryCode == b.CountryCode && a.Region == b.Region)
 }
 
 // variantFound is a city found through one variant of a query, or
@@ -424,6 +460,9 @@ type finder struct {
 	// walks and readings count the typo walks and the readings of
 	// qualifiers made (see maxTypoWalks).
 	walks, readings int
+	// ahead keeps the bytes read ahead (see first), so that the reads
+	// stay.
+	ahead byte
 }
 
 var finders = sync.Pool{New: func() any {
@@ -731,7 +770,11 @@ func (req Request) query() (Query, error) {
 	// queryLetters): "القا" is four letters though it folds to "lq", "東京"
 	// (two characters) folds to "dong-jing", "a-b" is two letters.
 	var folded [2 * MaxQueryRunes]byte // most queries fold in place
-	q.Prefix = string(AppendSlug(folded[:0], text))
+	if b := AppendSlug(folded[:0], text); string(b) == text {
+		q.Prefix = text // typed folded already: no copy
+	} else {
+		q.Prefix = string(b)
+	}
 	if queryLetters(text, q.Prefix) < MinQueryLetters {
 		return q, invalid("q", "Enter at least %d letters", MinQueryLetters)
 	}
@@ -774,5 +817,11 @@ func parseCountryList(list string) ([]string, error) {
 
 // letters counts the letters and digits of a folded text.
 func letters(slug string) int {
-	return len(slug) - strings.Count(slug, "-")
+	n := len(slug)
+	for i := range len(slug) { // a loop: strings.Count's call costs more on a few bytes
+		if slug[i] == '-' {
+			n--
+		}
+	}
+	return n
 }
