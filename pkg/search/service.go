@@ -255,16 +255,16 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place. A query whose prefix matches fill half the
 	// answer, or include a place of some size, was most likely typed
-	// right (see typosWanted), and the typo walk costs more than the
-	// prefix search: it is left out.
+	// right (see typoWant), and the typo walk costs more than the prefix
+	// search: it is left out.
 	edits := typoBudget(f.text, found) // of what was typed, not of its folding
-	if req.Fuzzy && edits > 0 && typosWanted(found, q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
+	if want, ahead := typoWant(found, q.Limit); req.Fuzzy && edits > 0 && want > 0 && res.Qualifier == "" && f.walkable(q.Prefix) {
 		f.walks++
-		typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
+		typos, err := s.typos(ctx, q, edits, want)
 		if err != nil {
 			return Result{}, err
 		}
-		found = f.withTypos(found, typos, q, edits, b)
+		found = f.withTypos(found, typos, q, edits, b, ahead)
 	}
 	res.Hits = make([]Hit, len(found))
 	for i := range found {
@@ -347,10 +347,11 @@ func withoutLastWord(prefix string) (string, bool) {
 
 // withTypos ranks typo matches among the prefix matches found: by Score,
 // and by the location bias b when it has a point (see ranked), each city
-// once, the best q.Limit. A typo match whose whole key is within maxEdits
-// of the query counts as the whole-name match it is, when that scores
-// higher (see wholeTypo).
-func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias) []variantFound {
+// once, the best q.Limit; with ahead, only the typo matches that score
+// above every prefix match (see typoWant). A typo match whose whole key
+// is within maxEdits of the query counts as the whole-name match it is,
+// when that scores higher (see wholeTypo).
+func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias, ahead bool) []variantFound {
 	all := append(make([]variantFound, 0, len(found)+len(typos)), found...)
 	for i := range typos {
 		t := &typos[i]
@@ -366,6 +367,15 @@ func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits
 		all = append(all, best)
 	}
 	f.sort(all, b)
+	if ahead {
+		best := 0.0 // the best prefix match's score, biased as the sort left it
+		for i := range all {
+			if all[i].edits == 0 {
+				best = max(best, all[i].score)
+			}
+		}
+		all = slices.DeleteFunc(all, func(v variantFound) bool { return v.edits > 0 && v.score <= best })
+	}
 	return all[:min(len(all), q.Limit)]
 }
 
