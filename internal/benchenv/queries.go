@@ -18,6 +18,15 @@ type Queries struct {
 	// TypoOneOf and TypoTwoOf are the slugs that TypoOne and TypoTwo
 	// misspell, query by query: what a typo lookup should find.
 	TypoOneOf, TypoTwoOf []string
+	// TypoOneByPop and TypoTwoByPop are misspelled as TypoOne and
+	// TypoTwo are, 500 each, but of cities drawn with a probability
+	// proportional to their population, as the typed log draws them:
+	// the names people look for, where the uniform sets are mostly
+	// hamlets of no known population. TypoOneByPopOf and TypoTwoByPopOf
+	// are the slugs they misspell. All four are nil when no city has a
+	// population.
+	TypoOneByPop, TypoTwoByPop     []string
+	TypoOneByPopOf, TypoTwoByPopOf []string
 	// Typed is a log as people type: see TypedLog.
 	Typed []TypedQuery
 	Slugs []string // every slug, sorted
@@ -57,20 +66,23 @@ func SampleQueries(cities []search.City) Queries {
 		seen[p] = true
 		q.Uniform = append(q.Uniform, p)
 	}
-	q.TypoOne, q.TypoOneOf = misspell(rng, slugs, 500, 1)
-	q.TypoTwo, q.TypoTwoOf = misspell(rng, slugs, 500, 2)
+	uniform := func() string { return slugs[rng.IntN(len(slugs))] }
+	q.TypoOne, q.TypoOneOf = misspell(rng, uniform, 500, 1)
+	q.TypoTwo, q.TypoTwoOf = misspell(rng, uniform, 500, 2)
 	q.Slugs = slugs
 	q.Typed = TypedLog(cities, typedCities, rand.New(rand.NewPCG(2026, 26)))
+	if draw := byPopulation(cities); draw != nil {
+		prng := rand.New(rand.NewPCG(2026, 28))
+		populous := func() string { return cities[draw(prng)].Slug }
+		q.TypoOneByPop, q.TypoOneByPopOf = misspell(prng, populous, 500, 1)
+		q.TypoTwoByPop, q.TypoTwoByPopOf = misspell(prng, populous, 500, 2)
+	}
 	return q
 }
 
-// TypedLog is what people type, as issue 26 describes it: n cities drawn
-// with a probability proportional to their population, each typed letter
-// by letter from its third letter to its whole name (its slug, words
-// separated by spaces, a space typed before each next word), one in five
-// with one random typo (an insertion, deletion, substitution or
-// transposition of letters after the first) typed as it is.
-func TypedLog(cities []search.City, n int, rng *rand.Rand) []TypedQuery {
+// byPopulation returns a draw of the index of one of cities with a
+// probability proportional to its population, or nil when none has one.
+func byPopulation(cities []search.City) func(rng *rand.Rand) int {
 	var total int64
 	cumulative := make([]int64, len(cities))
 	for i := range cities {
@@ -80,9 +92,26 @@ func TypedLog(cities []search.City, n int, rng *rand.Rand) []TypedQuery {
 	if total == 0 {
 		return nil
 	}
+	return func(rng *rand.Rand) int {
+		i, _ := slices.BinarySearch(cumulative, rng.Int64N(total)+1)
+		return i
+	}
+}
+
+// TypedLog is what people type, as issue 26 describes it: n cities drawn
+// with a probability proportional to their population, each typed letter
+// by letter from its third letter to its whole name (its slug, words
+// separated by spaces, a space typed before each next word), one in five
+// with one random typo (an insertion, deletion, substitution or
+// transposition of letters after the first) typed as it is.
+func TypedLog(cities []search.City, n int, rng *rand.Rand) []TypedQuery {
+	draw := byPopulation(cities)
+	if draw == nil {
+		return nil
+	}
 	var log []TypedQuery
 	for range n {
-		i, _ := slices.BinarySearch(cumulative, rng.Int64N(total)+1)
+		i := draw(rng)
 		name := []byte(strings.ReplaceAll(cities[i].Slug, "-", " "))
 		at := len(name) // where the typo is, if any
 		if rng.IntN(5) == 0 && len(name) > 2 {
@@ -124,13 +153,15 @@ func edit(rng *rand.Rand, s []byte, i int) []byte {
 	return s
 }
 
-// misspell returns n real slugs that allow edits typos (see
-// search.MaxEdits: five letters or more for one, seven for two), each with that many random edits:
-// insertions, deletions, substitutions or transpositions. The misspelled
-// query must allow them too. It returns the slugs misspelled too.
-func misspell(rng *rand.Rand, slugs []string, n, edits int) (out, of []string) {
-	for len(out) < n {
-		slug := slugs[rng.IntN(len(slugs))]
+// misspell returns n real slugs, drawn by draw, that allow edits typos
+// (see search.MaxEdits: five letters or more for one, seven for two), each
+// with that many random edits: insertions, deletions, substitutions or
+// transpositions. The misspelled query must allow them too. It returns the
+// slugs misspelled too; fewer than n when a thousand draws a query find
+// none that allows them (a dataset of few, short names).
+func misspell(rng *rand.Rand, draw func() string, n, edits int) (out, of []string) {
+	for tries := 0; len(out) < n && tries < 1000*n; tries++ {
+		slug := draw()
 		s := []byte(slug)
 		if search.MaxEdits(string(s)) != edits {
 			continue

@@ -256,16 +256,16 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	// Typos are looked for in the whole query: not once its last words
 	// were read as a place. A query whose prefix matches fill half the
 	// answer, or include a place of some size, was most likely typed
-	// right (see typosWanted), and the typo walk costs more than the
-	// prefix search: it is left out.
-	if req.Fuzzy && typosWanted(found, q.Limit) && res.Qualifier == "" && f.walkable(q.Prefix) {
+	// right (see typoWant), and the typo walk costs more than the prefix
+	// search: it is left out.
+	if want, above := typoWant(found, q.Limit); req.Fuzzy && want > 0 && res.Qualifier == "" && f.walkable(q.Prefix) {
 		if edits := typoBudget(f.text, found); edits > 0 { // of what was typed, not of its folding
 			f.walks++
-			typos, err := s.typos(ctx, q, edits, q.Limit-len(found))
+			typos, err := s.typos(ctx, q, edits, want)
 			if err != nil {
 				return Result{}, err
 			}
-			found = f.withTypos(found, typos, q, edits, b)
+			found = f.withTypos(found, typos, q, edits, b, above)
 		}
 	}
 	res.Hits = make([]Hit, len(found))
@@ -367,10 +367,11 @@ func withoutLastWord(prefix string) (string, bool) {
 
 // withTypos ranks typo matches among the prefix matches found: by Score,
 // and by the location bias b when it has a point (see ranked), each city
-// once, the best q.Limit. A typo match whose whole key is within maxEdits
-// of the query counts as the whole-name match it is, when that scores
-// higher (see wholeTypo).
-func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias) []variantFound {
+// once, the best q.Limit; with above, only the typo matches that score
+// above every prefix match (see typoWant). A typo match whose whole key
+// is within maxEdits of the query counts as the whole-name match it is,
+// when that scores higher (see wholeTypo).
+func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias, above bool) []variantFound {
 	// In the finder's memory, after the matches of every fetch, as fetch
 	// appends its own (found may be some of them: they stay as they are).
 	start := len(f.matches)
@@ -395,6 +396,15 @@ func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits
 	}
 	all := f.matches[start:len(f.matches):len(f.matches)]
 	f.sort(all, b)
+	if above {
+		best := 0.0 // the best prefix match's score, biased as the sort left it
+		for i := range all {
+			if all[i].edits == 0 {
+				best = max(best, all[i].score)
+			}
+		}
+		all = slices.DeleteFunc(all, func(v variantFound) bool { return v.edits > 0 && v.score <= best })
+	}
 	return all[:min(len(all), q.Limit)]
 }
 

@@ -66,20 +66,47 @@ func typoBudget(text string, found []variantFound) int {
 // city's rank changed by them (see docs/typos.md).
 const TypedRightScore = 1e6
 
-// typosWanted reports whether typo matches are to be looked for, given
-// the prefix matches found for an answer of limit: not when they fill
-// half of it (see typoFreeMatches), nor when one of them, from the start
-// of a name, scores TypedRightScore or more.
-func typosWanted(found []variantFound, limit int) bool {
-	if len(found) >= typoFreeMatches(limit) {
-		return false
-	}
+// WeakFillScore is the Score under which prefix matches that fill half
+// an answer (see typoFreeMatches) do not keep typo matches out: a village
+// of 10,000 people as a prefix, 1,000 typed whole. Below it the prefix
+// matches are hamlets, most of them MaxMind's rows of no known
+// population, that say little of what the person meant: "prais" names
+// five hamlets of that name and "layos" Layos (365 people), and Paris and
+// Lagos are one edit away. Then the typo matches that score above every
+// prefix match are looked for (see typoWant). At 10⁵ ("kapur": Kanpur
+// before Kapurthala, 92,667) the typed log of make bench walked 36 times
+// in 100 keystrokes rather than 27 (25 before the rule), for 1.6% more
+// of the one-edit misspellings of cities drawn by population found
+// (docs/performance.md).
+const WeakFillScore = 1e4
+
+// typoWant returns how many typo matches to look for beside the prefix
+// matches found for an answer of limit, and whether only those that
+// score above every prefix match are to be kept. None when a prefix
+// match from the start of a name scores TypedRightScore or more, nor when
+// prefix matches fill half the answer and one of them, at any word,
+// scores WeakFillScore or more. When weak prefix matches fill half of it,
+// half the answer at most is looked for, and kept only above them: the
+// place the person meant rather than what they typed, never padding a
+// list that prefix matches fill.
+func typoWant(found []variantFound, limit int) (want int, above bool) {
+	best, bestStart := 0.0, 0.0
 	for i := range found {
-		if !found[i].Key.Word() && found[i].score >= TypedRightScore {
-			return false
+		best = max(best, found[i].score)
+		if !found[i].Key.Word() {
+			bestStart = max(bestStart, found[i].score)
 		}
 	}
-	return true
+	half := typoFreeMatches(limit)
+	switch {
+	case bestStart >= TypedRightScore:
+		return 0, false
+	case len(found) < half:
+		return limit - len(found), false
+	case best >= WeakFillScore:
+		return 0, false
+	}
+	return limit - half, true
 }
 
 // Typo is a city found by correcting typos in a query.
@@ -130,18 +157,20 @@ func (s *Service) FindsTypos() bool {
 // typos returns the best typo matches of q within maxEdits edits, at most
 // want of them from the typo walk, in the store's order (CompareTypos:
 // fewer edits first), for Score to rank. The walk of one edit comes
-// first: when it fills the answer, or finds a place of known population,
-// the walk of two, which visits many times its nodes (a tenth of the
-// queries of 7 letters with two typos, and the slowest), is left out, and
-// what two edits could add that outranks a list of one-edit matches is
-// looked for directly: the names of well-known places two edits from the
-// whole query (see knownTypos). "palmero" fills the list with a dozen
-// Palmers one edit away, the largest of 76,000 people; Palermo, 672,000,
-// is "palermo" typed whole with two letters moved. The fewest typos win,
-// as with Algolia's typoTolerance=min, but for places of unknown
-// population (Score 0), of which nothing says which the person meant:
-// leaving their two-edit walk out too lost 9 of the 500 two-edit
-// misspellings of make bench (docs/typos.md).
+// first: when it fills the answer, or finds a place of known population
+// through its name (see knownByName), the walk of two, which visits many
+// times its nodes (a tenth of the queries of 7 letters with two typos,
+// and the slowest), is left out. What two edits could add that outranks
+// a list of one-edit matches is looked for directly, after a walk of two
+// too, whose answer one-edit matches can fill: the names of well-known
+// places two edits from the whole query (see knownTypos). "palmero"
+// fills the list with a dozen Palmers one edit away, the largest of
+// 76,000 people; Palermo, 672,000, is "palermo" typed whole with two
+// letters moved. The fewest typos win, as with Algolia's
+// typoTolerance=min, but for places of unknown population (Score 0), of
+// which nothing says which the person meant: leaving their two-edit walk
+// out too lost 9 of the 500 two-edit misspellings of make bench
+// (docs/typos.md).
 func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typo, error) {
 	finder, ok := s.store.(TypoFinder)
 	if !ok || maxEdits < 1 {
@@ -152,16 +181,21 @@ func (s *Service) typos(ctx context.Context, q Query, maxEdits, want int) ([]Typ
 	if err != nil || maxEdits < 2 {
 		return found, err
 	}
-	if len(found) < want && !slices.ContainsFunc(found, knownPopulation) {
-		return finder.FindTypos(ctx, q, maxEdits)
+	if len(found) < want && !slices.ContainsFunc(found, knownByName) {
+		if found, err = finder.FindTypos(ctx, q, maxEdits); err != nil {
+			return nil, err
+		}
 	}
 	known, err := s.knownTypos(ctx, q, maxEdits, found)
 	return append(found, known...), err
 }
 
-// knownPopulation reports whether t is a place of known population, of
-// a Score above 0.
-func knownPopulation(t Typo) bool { return t.Population > 0 }
+// knownByName reports whether t is a place of known population (of a
+// Score above 0) reached through its name. One reached through an
+// alternate name counts 1/AltDivisor in Score and says little of what
+// the person meant: "nishasa" is one edit from "Nishisakovtan", a name of
+// Boshnyakovo (1,491 people), and two from Kinshasa.
+func knownByName(t Typo) bool { return t.Population > 0 && t.Key.Alt == 0 }
 
 // knownStem is how many letters of a query the places of knownTypos
 // share with it: a typo in the first three letters of a name is rarer

@@ -139,3 +139,58 @@ func typoLines(t *testing.T, svc *search.Service, req search.Request) []string {
 	}
 	return lines
 }
+
+// Prefix matches of hamlets that fill half the answer do not keep out the
+// city one edit away that outranks them all; typo matches that would
+// only pad the list below them stay out, and so does every typo match
+// once a prefix match is a place of some size (search.WeakFillScore).
+func TestWeakPrefixMatchesLetTheCityMeantAhead(t *testing.T) {
+	cities := []search.City{
+		storetest.CountryCity("Paris", "France", "fr", 2138551),
+		storetest.CountryCity("Priais", "France", "fr", 0), // one edit, of no known population
+	}
+	for _, country := range []string{"Angola", "Brazil", "France", "Peru", "Chile", "Panama"} {
+		cities = append(cities, storetest.CountryCity("Prais", country, "", 0))
+	}
+	svc, _ := mustService(t, cities...)
+	got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: "prais", Limit: 10, Fuzzy: true})
+	if want := []string{"Paris 1", "Prais 0", "Prais 0", "Prais 0", "Prais 0", "Prais 0", "Prais 0"}; !slices.Equal(got, want) {
+		t.Errorf("prais: got %q, want %q", got, want)
+	}
+	// A town of 20,000 among the prefix matches: "prais" was typed right.
+	svc, _ = mustService(t, append(cities, storetest.CountryCity("Praisville", "Canada", "ca", 20000))...)
+	got = typoLines(t, svc, search.Request{Dataset: search.Large, Text: "prais", Limit: 10, Fuzzy: true})
+	if len(got) != 7 || got[0] != "Praisville 0" || slices.Contains(got, "Paris 1") {
+		t.Errorf("prais beside Praisville: got %q, want Praisville and the six hamlets only", got)
+	}
+}
+
+// A one-edit match through an alternate name of a small place does not
+// leave the two-edit walk out: it says little of what the person meant.
+func TestAlternateNamesOneEditAwayLetTwoEditsCompete(t *testing.T) {
+	boshnyakovo := storetest.CountryCity("Boshnyakovo", "Russia", "ru", 1491)
+	boshnyakovo.AltNames = []string{"Nishisakovtan"}
+	svc, _ := mustService(t, boshnyakovo, storetest.CountryCity("Kinshasa", "DR Congo", "cd", 7785965))
+	got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: "nishasa", Limit: 10, Fuzzy: true})
+	if want := []string{"Kinshasa 2", "Boshnyakovo as Nishisakovtan 1"}; !slices.Equal(got, want) {
+		t.Errorf("nishasa: got %q, want %q", got, want)
+	}
+}
+
+// The well-known places two edits away are looked for after the two-edit
+// walk too, whose answer one-edit matches of unknown population can fill
+// before the places two edits away are reached.
+func TestKnownPlacesTwoEditsAwayBesideAWalkOfTwo(t *testing.T) {
+	cities := []search.City{
+		storetest.CountryCity("Nanchang", "China", "cn", 1871351),
+		storetest.CountryCity("Nanchong", "China", "cn", 7150000),
+	}
+	for i := range search.DefaultLimit - 1 {
+		cities = append(cities, storetest.CountryCity(fmt.Sprintf("Nancheng %c", 'A'+i), "China", "cn", 0))
+	}
+	svc, _ := mustService(t, cities...)
+	got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: "nanncheng", Limit: search.DefaultLimit, Fuzzy: true})
+	if len(got) < 2 || got[0] != "Nanchong 2" || got[1] != "Nanchang 2" {
+		t.Errorf("nanncheng: got %q, want Nanchong and Nanchang first", got)
+	}
+}

@@ -66,7 +66,14 @@ type prefixSet struct {
 	typed   []benchenv.TypedQuery
 	fresh   []benchenv.TypedQuery // a typed log too long to replay (see freshLog)
 	slugs   []string              // every slug, sorted: the baseline's index
+	// recall holds the misspellings whose recall is measured, one and two
+	// edits of uniformly drawn slugs, then of cities drawn by population
+	// (see benchenv.Queries).
+	recall [4]misspellings
 }
+
+// misspellings are misspelled texts and the slugs they misspell.
+type misspellings struct{ texts, of []string }
 
 func (p prefixSet) all() []string { return append(slices.Clone(p.sampled), heavyPrefixes...) }
 
@@ -91,7 +98,8 @@ func samplePrefixes(storeDir string) (prefixSet, error) {
 		return prefixSet{}, err
 	}
 	q := benchenv.SampleQueries(cities)
-	return prefixSet{sampled: q.Uniform, typoOne: q.TypoOne, typoTwo: q.TypoTwo, typed: q.Typed, fresh: freshLog(cities), slugs: q.Slugs}, nil
+	return prefixSet{sampled: q.Uniform, typoOne: q.TypoOne, typoTwo: q.TypoTwo, typed: q.Typed, fresh: freshLog(cities), slugs: q.Slugs,
+		recall: [4]misspellings{{q.TypoOne, q.TypoOneOf}, {q.TypoTwo, q.TypoTwoOf}, {q.TypoOneByPop, q.TypoOneByPopOf}, {q.TypoTwoByPop, q.TypoTwoByPopOf}}}, nil
 }
 
 // datasetPathFromStore finds the generated file beside the store directory.
@@ -115,6 +123,9 @@ type lookupResult struct {
 	// The top-10 lookup timed as Find is (see coldLookups), on the
 	// prefixes and on the typed log: the baselines of issue 26's rows.
 	coldPrefixes, coldTyped setTimes
+	// recall is the percentage of each of prefixSet.recall's sets whose
+	// misspelled slug is among Service.Find's top 10; -1 for an empty set.
+	recall [4]float64
 }
 
 // typedResult times Service.Find on the typed log (see benchenv.TypedLog).
@@ -187,6 +198,11 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 		}
 		*t.res = newSetTimes(times)
 	}
+	for i, m := range set.recall {
+		if res.recall[i], err = recall(ctx, svc, m); err != nil {
+			return lookupResult{}, err
+		}
+	}
 	typedTexts := make([]string, len(set.typed))
 	for i, q := range set.typed {
 		typedTexts[i] = q.Text
@@ -208,6 +224,26 @@ func measureLookups(ctx context.Context, storeDir string, set prefixSet) (lookup
 	}
 	runtime.KeepAlive(sink) // the results were used
 	return res, nil
+}
+
+// recall returns the percentage of the misspellings m whose misspelled
+// slug is among the hits of Service.Find with its defaults (limit 10,
+// typos on), or -1 when m is empty.
+func recall(ctx context.Context, svc *search.Service, m misspellings) (float64, error) {
+	if len(m.texts) == 0 {
+		return -1, nil
+	}
+	found := 0
+	for i, text := range m.texts {
+		res, err := svc.Find(ctx, search.Request{Dataset: search.Large, Text: text, Limit: 10, Fuzzy: true})
+		if err != nil {
+			return 0, err
+		}
+		if slices.ContainsFunc(res.Hits, func(h search.Hit) bool { return h.Slug == m.of[i] }) {
+			found++
+		}
+	}
+	return 100 * float64(found) / float64(len(m.texts)), nil
 }
 
 // measureTyped times Service.Find with its defaults on the typed log,
