@@ -192,7 +192,7 @@ type geoJSON []search.Hit
 // decodeSearch reads the parameters of /search into a request, and
 // whether the answer is wanted as GeoJSON; the Service checks what they
 // mean. Empty parameters take the defaults.
-func decodeSearch(params values) (req search.Request, geoJSON bool, err error) {
+func decodeSearch(params *values) (req search.Request, geoJSON bool, err error) {
 	req, err = decodeQuery(params)
 	if err != nil {
 		return req, false, err
@@ -205,7 +205,7 @@ func decodeSearch(params values) (req search.Request, geoJSON bool, err error) {
 }
 
 // decodeFormat reads whether the answer is wanted as GeoJSON.
-func decodeFormat(params values) (geoJSON bool, err error) {
+func decodeFormat(params *values) (geoJSON bool, err error) {
 	switch f := params.Get("format"); f {
 	case "", "json":
 		return false, nil
@@ -217,7 +217,7 @@ func decodeFormat(params values) (geoJSON bool, err error) {
 }
 
 // decodeQuery reads the parameters of what to look for.
-func decodeQuery(params values) (search.Request, error) {
+func decodeQuery(params *values) (search.Request, error) {
 	req := search.Request{
 		Text:      params.Get("q"),
 		Dataset:   search.Dataset(params.Get("dataset")),
@@ -257,7 +257,7 @@ func (h *handler) methodNotAllowed(allow string) http.Handler {
 
 // decodeLocation reads where the person is (lat, lon, bias_scale) and the
 // box to search in (bbox, in Photon's order: minLon,minLat,maxLon,maxLat).
-func decodeLocation(params values, req *search.Request) error {
+func decodeLocation(params *values, req *search.Request) error {
 	lat, hasLat, err := decodeNumber(params, "lat", -90, 90)
 	if err != nil {
 		return err
@@ -290,7 +290,7 @@ func decodeLocation(params values, req *search.Request) error {
 
 // decodeNumber reads parameter name as a finite number from lo to hi; ok
 // is false when it is absent or empty.
-func decodeNumber(params values, name string, lo, hi float64) (v float64, ok bool, err error) {
+func decodeNumber(params *values, name string, lo, hi float64) (v float64, ok bool, err error) {
 	s := params.Get(name)
 	if s == "" {
 		return 0, false, nil

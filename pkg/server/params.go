@@ -9,86 +9,95 @@ import (
 // values are the parameters of a request's URL, read as url.ParseQuery
 // reads them and url.Values.Get answers (the first well-formed pair of a
 // name; a pair with a ';' or a malformed escape is left out), but without
-// its map: a handler asks for a dozen names in a query of two or three
-// pairs, and scanning it for each costs less than the map and its slices,
-// which were a fifth of the allocations of a /search. A value is a part
-// of the query itself unless it has escapes.
+// its map: the pairs of a query are few, and kept in an array of the
+// request's state (see paramsOf), the map and its slices were a fifth of
+// the allocations of a /search. A value is a part of the query itself
+// unless it has escapes.
 type values struct {
-	raw string
+	pairs [maxPairs]pair
+	n     int
 	// many holds the query parsed by url.ParseQuery when it has more
-	// pairs than is worth scanning for each name (it also applies
-	// ParseQuery's limit on their number).
+	// pairs than the array (it also applies ParseQuery's limit on their
+	// number).
 	many url.Values
 }
 
-// maxScannedPairs is the most pairs a query may have for values to scan it
-// rather than parse it into a map.
-const maxScannedPairs = 32
+// pair is one parameter, unescaped.
+type pair struct{ name, value string }
 
-// paramsOf returns the parameters of r.
-func paramsOf(r *http.Request) values { return parseValues(r.URL.RawQuery) }
+// maxPairs is the most pairs that values keeps in its array, more than
+// an autocomplete sends (q, dataset and perhaps lang, limit, lat, lon);
+// a larger array would make the request's state a larger allocation.
+const maxPairs = 8
 
-// parseValues returns the parameters of the raw query string raw.
-func parseValues(raw string) values {
-	if strings.Count(raw, "&") >= maxScannedPairs {
-		return values{many: parseQuery(raw)}
+// paramsOf returns the parameters of r, parsed once into its state.
+func paramsOf(r *http.Request) *values {
+	st := stateOf(r)
+	if !st.parsed {
+		st.params.parse(r.URL.RawQuery)
+		st.parsed = true
 	}
-	return values{raw: raw}
+	return &st.params
 }
 
-// parseQuery is url.ParseQuery without its error, as url.URL.Query.
-func parseQuery(raw string) url.Values {
-	v, _ := url.ParseQuery(raw)
+// parseValues returns the parameters of the raw query string raw.
+func parseValues(raw string) *values {
+	v := new(values)
+	v.parse(raw)
 	return v
+}
+
+// maxScannedAmpersands is the most '&' a query may have for values to
+// read it rather than url.ParseQuery.
+const maxScannedAmpersands = 64
+
+// parse reads the raw query string raw into v.
+func (v *values) parse(raw string) {
+	if strings.Count(raw, "&") > maxScannedAmpersands {
+		v.many, _ = url.ParseQuery(raw)
+		return
+	}
+	for rest := raw; rest != ""; {
+		var p string
+		p, rest, _ = strings.Cut(rest, "&")
+		if p == "" || strings.IndexByte(p, ';') >= 0 {
+			continue
+		}
+		name, value, _ := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(name) // as it is when it has no escapes
+		if err != nil {
+			continue
+		}
+		if value, err = url.QueryUnescape(value); err != nil {
+			continue
+		}
+		if v.n == len(v.pairs) {
+			v.many, _ = url.ParseQuery(raw)
+			return
+		}
+		v.pairs[v.n] = pair{name, value}
+		v.n++
+	}
 }
 
 // Get returns the first value of name, "" when it has none.
-func (p values) Get(name string) string {
-	v, _ := p.Lookup(name)
-	return v
+func (v *values) Get(name string) string {
+	value, _ := v.Lookup(name)
+	return value
 }
 
 // Lookup returns the first value of name, and whether it has one.
-func (p values) Lookup(name string) (string, bool) {
-	if p.many != nil {
-		if vs := p.many[name]; len(vs) > 0 {
+func (v *values) Lookup(name string) (string, bool) {
+	if v.many != nil {
+		if vs := v.many[name]; len(vs) > 0 {
 			return vs[0], true
 		}
 		return "", false
 	}
-	for rest := p.raw; rest != ""; {
-		var pair string
-		pair, rest, _ = strings.Cut(rest, "&")
-		if pair == "" || strings.Contains(pair, ";") {
-			continue
-		}
-		key, value, _ := strings.Cut(pair, "=")
-		if !keyIs(key, name) {
-			continue
-		}
-		if v, ok := unescape(value); ok {
-			return v, true
+	for _, p := range v.pairs[:v.n] {
+		if p.name == name {
+			return p.value, true
 		}
 	}
 	return "", false
-}
-
-// keyIs reports whether the escaped key of a pair is name, which has
-// nothing to escape.
-func keyIs(key, name string) bool {
-	if key == name {
-		return true
-	}
-	if !strings.ContainsAny(key, "%+") { // read as it is, and it is not name
-		return false
-	}
-	k, ok := unescape(key)
-	return ok && k == name
-}
-
-// unescape is url.QueryUnescape (which returns a string without escapes
-// as it is); ok is false for a malformed one.
-func unescape(s string) (string, bool) {
-	u, err := url.QueryUnescape(s)
-	return u, err == nil
 }

@@ -46,8 +46,9 @@ func TestValuesReadAsParseQuery(t *testing.T) {
 		"=x&q=ber",
 		"lang=de,en&lat=48.1&lon=11.5&bbox=1,2,3,4&format=geojson",
 		"limit=10&fuzzy=false&country=fr,de&bias_scale=0.5&radius_km=20",
-		strings.Repeat("x=1&", maxScannedPairs) + "q=many", // parsed by url.ParseQuery
-		strings.Repeat("x=1&", 10_001) + "q=too-many",      // more than url.ParseQuery reads
+		strings.Repeat("x=1&", maxPairs) + "q=many",            // more pairs than the array
+		strings.Repeat("&", maxScannedAmpersands+1) + "q=many", // parsed by url.ParseQuery
+		strings.Repeat("x=1&", 10_001) + "q=too-many",          // more than url.ParseQuery reads
 	} {
 		checkValues(t, raw)
 	}

@@ -120,7 +120,7 @@ func (h *handler) reverse(middleware func(http.Handler) http.Handler) http.Handl
 // decodeReverse reads the parameters of /reverse: lat and lon (both
 // needed), dataset, limit, country, radius_km and format, as /search reads
 // those it shares with it.
-func decodeReverse(params values) (req search.ReverseRequest, geoJSON bool, err error) {
+func decodeReverse(params *values) (req search.ReverseRequest, geoJSON bool, err error) {
 	q, err := decodeQuery(params)
 	if err != nil {
 		return req, false, err

@@ -35,6 +35,8 @@ type requestState struct {
 	searched bool
 	dataset  search.Dataset
 	rec      statusRecorder
+	parsed   bool   // params holds the parameters of the request's URL
+	params   values // see paramsOf
 }
 
 // Value returns the state itself for stateKey, else what the request's
