@@ -116,9 +116,9 @@ relevance: $(SMALL_CSV)
 		$(if $(LARGE_FILE),-large $(LARGE_FILE),-datasets small)
 
 # Every fuzz target, as directory:function.
-FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzASCIISpan pkg/search:FuzzAppendJSON \
+FUZZ_TARGETS := pkg/search:FuzzSlug pkg/search:FuzzMatchSpan pkg/search:FuzzASCIISpan pkg/search:FuzzAppendJSON pkg/search:FuzzAppendJSONFloat \
 	pkg/importer:FuzzOKFNRow pkg/importer:FuzzMaxMindRow pkg/importer:FuzzGeoNamesRow pkg/importer:FuzzParseDecimal \
-	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery pkg/limiter/redis:FuzzParseURLPassword
+	pkg/server:FuzzSearchQuery pkg/server:FuzzSearchRawQuery pkg/server:FuzzValues pkg/limiter/redis:FuzzParseURLPassword
 
 # Go 1.26's fuzz coordinator can fail a run at the end of -fuzztime with a
 # bare "context deadline exceeded" when a worker is mid-input as the time

@@ -66,6 +66,12 @@ type Limiter struct {
 	tooMany, unavailable []byte
 	policyField          []string // one value, never modified: shared by every response
 	rateLimitPrefix      string   // `"search";r=`
+	// rateLimitFields holds the RateLimit field of every decision a
+	// policy with few of them can make, by Remaining then seconds to the
+	// next slot (fieldSeconds+1 of them), shared as policyField is; nil
+	// for a policy with more than maxSharedFields.
+	rateLimitFields [][]string
+	fieldSeconds    int64
 
 	// Store errors are logged at most once per errorLogEvery; the ones in
 	// between are only counted, so a dead store cannot flood the log.
@@ -176,6 +182,14 @@ func New(store Store, p Policy, opts ...Option) (*Limiter, error) {
 	// the longest a client may have to wait for its requests to count no more.
 	l.policyField = []string{fmt.Sprintf("%q;q=%d;w=%d", l.name, p.Max, ceilSeconds(p.Window))}
 	l.rateLimitPrefix = strconv.Quote(l.name) + ";r="
+	if l.fieldSeconds = ceilSeconds(p.Window); p.Max < maxSharedFields && l.fieldSeconds < maxSharedFields &&
+		int64(p.Max+1)*(l.fieldSeconds+1) <= maxSharedFields {
+		for r := range p.Max + 1 {
+			for t := range l.fieldSeconds + 1 {
+				l.rateLimitFields = append(l.rateLimitFields, []string{l.formatRateLimit(r, t)})
+			}
+		}
+	}
 	return l, nil
 }
 
@@ -240,7 +254,7 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		if l.failing.Load() {
 			l.storeRecovered(ctx)
 		}
-		h[headerRateLimit] = []string{l.rateLimitField(d)}
+		h[headerRateLimit] = l.rateLimitField(d)
 		if !d.Allowed {
 			l.write(w, http.StatusTooManyRequests, strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10), l.tooMany)
 			return
@@ -249,13 +263,28 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// rateLimitField formats the RateLimit field of d.
-func (l *Limiter) rateLimitField(d Decision) string {
+// maxSharedFields bounds the RateLimit fields a Limiter makes up front:
+// the default policy (5 in 3 s) has 24, each saving every response that
+// carries it two allocations.
+const maxSharedFields = 4096
+
+// rateLimitField returns the RateLimit field of d.
+func (l *Limiter) rateLimitField(d Decision) []string {
+	t := ceilSeconds(d.NextSlot)
+	if l.rateLimitFields != nil && d.Remaining >= 0 && d.Remaining <= l.policy.Max && t >= 0 && t <= l.fieldSeconds {
+		return l.rateLimitFields[int64(d.Remaining)*(l.fieldSeconds+1)+t]
+	}
+	return []string{l.formatRateLimit(d.Remaining, t)}
+}
+
+// formatRateLimit formats the RateLimit field of remaining requests, one
+// more in t seconds.
+func (l *Limiter) formatRateLimit(remaining int, t int64) string {
 	var buf [64]byte
 	b := append(buf[:0], l.rateLimitPrefix...)
-	b = strconv.AppendInt(b, int64(d.Remaining), 10)
+	b = strconv.AppendInt(b, int64(remaining), 10)
 	b = append(b, ";t="...)
-	b = strconv.AppendInt(b, ceilSeconds(d.NextSlot), 10)
+	b = strconv.AppendInt(b, t, 10)
 	return string(b)
 }
 

@@ -295,7 +295,52 @@ func appendJSONFloat(dst []byte, f float64) []byte {
 		b, _ := json.Marshal(f)
 		return append(dst, b...)
 	}
+	if abs != 0 && abs < maxFixed {
+		// Coordinates have at most fixedDigits decimals: when f is the
+		// double nearest to n / 10^fixedDigits, the decimal of n is what
+		// the shortest formatting writes (no decimal of fewer digits is
+		// nearer f than 10^-fixedDigits, far more than half f's ulp), and
+		// writing an integer costs a fraction of the search for it.
+		if n := math.Round(f * fixedScale); n/fixedScale == f {
+			return appendFixed(dst, int64(n))
+		}
+	}
 	return strconv.AppendFloat(dst, f, 'f', -1, 64)
+}
+
+// Numbers below maxFixed with at most fixedDigits decimals are written by
+// appendFixed: their n = f × 10^fixedDigits is exact in a float64.
+const (
+	fixedDigits = 7
+	fixedScale  = 1e7
+	maxFixed    = 1e8
+)
+
+// appendFixed appends n / 10^fixedDigits in decimal, without trailing
+// zeros (nor the point when nothing follows it), as strconv's shortest
+// formatting writes it.
+func appendFixed(dst []byte, n int64) []byte {
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	dst = strconv.AppendInt(dst, n/fixedScale, 10)
+	frac := n % fixedScale
+	if frac == 0 {
+		return dst
+	}
+	digits := fixedDigits
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	var buf [fixedDigits + 1]byte
+	buf[0] = '.'
+	for i := digits; i > 0; i-- {
+		buf[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(dst, buf[:digits+1]...)
 }
 
 const hexDigits = "0123456789abcdef"

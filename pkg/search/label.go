@@ -20,35 +20,58 @@ const labelLevels = 4
 // whatever language they are in (see Request.Languages), the labels are
 // in it too.
 func Labels(hits []Hit) []string {
-	levels := make([]int, len(hits))
 	labels := make([]string, len(hits))
+	labelInto(labels, make([]int, len(hits)), make([]bool, len(hits)), hits)
+	return labels
+}
+
+// Label sets the Label of each hit to what Labels gives it. An answer of
+// up to labelsOnStack hits is labelled without Labels' slices.
+func Label(hits []Hit) {
+	if len(hits) > labelsOnStack {
+		for i, l := range Labels(hits) {
+			hits[i].Label = l
+		}
+		return
+	}
+	var labels [labelsOnStack]string
+	var levels [labelsOnStack]int
+	var grew [labelsOnStack]bool
+	n := len(hits)
+	labelInto(labels[:n], levels[:n], grew[:n], hits)
+	for i := range hits {
+		hits[i].Label = labels[i]
+	}
+}
+
+// labelsOnStack is the most hits that Label labels in arrays of its own;
+// an answer has 10 by default.
+const labelsOnStack = 32
+
+// labelInto puts the labels of hits into labels, with levels and grew,
+// of len(hits) each, levels all 0, to work in.
+func labelInto(labels []string, levels []int, grew []bool, hits []Hit) {
 	for i := range hits {
 		labels[i] = hits[i].Name
 	}
 	// A hit whose label another shares shows one part more, until none
-	// is shared or no part is left: only the hits that collide grow.
+	// is shared or no part is left: only the hits that collide grow, each
+	// told by the labels of the round before.
 	for range labelLevels - 1 {
-		grew := false
+		grown := false
 		for i := range hits {
-			if levels[i] < labelLevels-1 && sharesLabel(labels, i) {
-				levels[i]++
-				grew = true
-			}
+			grew[i] = levels[i] < labelLevels-1 && sharesLabel(labels, i)
+			grown = grown || grew[i]
 		}
-		if !grew {
+		if !grown {
 			break
 		}
 		for i := range hits {
-			labels[i] = hits[i].label(levels[i])
+			if grew[i] {
+				levels[i]++
+				labels[i] = hits[i].label(levels[i])
+			}
 		}
-	}
-	return labels
-}
-
-// Label sets the Label of each hit to what Labels gives it.
-func Label(hits []Hit) {
-	for i, l := range Labels(hits) {
-		hits[i].Label = l
 	}
 }
 
@@ -69,15 +92,17 @@ func (c *City) label(level int) string {
 	if level == 0 {
 		return c.Name
 	}
-	label, last := c.Name, c.Name
-	for _, part := range []string{c.Subcountry, c.Country}[:min(level, 2)] {
+	var buf [128]byte // one allocation, the string, for most labels
+	label, last := append(buf[:0], c.Name...), c.Name
+	parts := [...]string{c.Subcountry, c.Country}
+	for _, part := range parts[:min(level, 2)] {
 		if part != "" && part != last {
-			label += ", " + part
+			label = append(append(label, ", "...), part...)
 			last = part
 		}
 	}
 	if level >= 3 && c.Region != "" {
-		label += " (" + c.Region + ")"
+		label = append(append(append(label, " ("...), c.Region...), ')')
 	}
-	return label
+	return string(label)
 }

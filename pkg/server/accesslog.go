@@ -13,9 +13,8 @@ import (
 // neither metrics nor Debug the response writer is not even wrapped.
 func (h *handler) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := requestID(r.Header.Get(headerRequestID))
-		w.Header()[headerRequestID] = []string{id}
-		r, st := withState(r, id)
+		r, st := withState(r, requestID(r.Header.Get(headerRequestID)))
+		w.Header()[headerRequestID] = st.idField[:]
 		ctx := r.Context()
 		m := h.ops.metrics
 		logging := h.logger.Enabled(ctx, slog.LevelDebug)
@@ -24,7 +23,8 @@ func (h *handler) accessLog(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &st.rec
+		rec.ResponseWriter = w
 		if m != nil {
 			m.inFlight.Inc()
 			defer m.inFlight.Dec() // also when a handler panics

@@ -140,7 +140,13 @@ func (c *answerCache) put(key string, version uint64, body []byte, complete bool
 			s.hand++
 			continue
 		}
-		s.remove(s.ring[s.hand]) // the last entry takes its slot, and is looked at next
+		// The last entry, the newest, takes the slot: the hand passes it,
+		// so that it has a whole turn to be read before it is looked at
+		// (looked at next, a new answer went at the next miss unless read
+		// in between, and once the cache was full of answers read once
+		// no new text stayed).
+		s.remove(s.ring[s.hand])
+		s.hand++
 		s.evictions.Add(1)
 	}
 	e.slot = len(s.ring)

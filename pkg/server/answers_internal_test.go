@@ -43,6 +43,38 @@ func TestAnswerCacheEvictsTheRarelyRead(t *testing.T) {
 	}
 }
 
+// Once the cache is full of answers read often, texts that come to be
+// asked again and again (the working set moved: a new typed log) still
+// get in and stay; the answers read no more make room for them.
+func TestAnswerCacheFollowsTheWorkingSet(t *testing.T) {
+	const maxBytes = answerShards * 4 << 10 // 4 KiB a shard, about 12 answers
+	c := newAnswerCache(maxBytes)
+	body := make([]byte, 200)
+	for i := range answerShards * 12 {
+		key := fmt.Appendf(nil, "old %d", i)
+		c.put(string(key), 1, body, false)
+		c.get(key, 1)
+	}
+	newSet := answerShards * 6 // half the cache
+	for range 5 {              // each text asked again after all the others
+		for i := range newSet {
+			key := fmt.Appendf(nil, "new %d", i)
+			if _, ok := c.get(key, 1); !ok {
+				c.put(string(key), 1, body, false)
+			}
+		}
+	}
+	kept := 0
+	for i := range newSet {
+		if _, ok := c.get(fmt.Appendf(nil, "new %d", i), 1); ok {
+			kept++
+		}
+	}
+	if kept < newSet*9/10 {
+		t.Errorf("%d of %d texts asked five times over are kept", kept, newSet)
+	}
+}
+
 // An answer of another version is a miss, and a newer answer replaces it;
 // an answer too large for a shard is not kept.
 func TestAnswerCacheVersions(t *testing.T) {

@@ -1,16 +1,22 @@
 package server_test
 
 import (
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cityfinder/cityfinder/pkg/limiter"
+	"github.com/cityfinder/cityfinder/pkg/limiter/memory"
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/embedded"
 	"github.com/cityfinder/cityfinder/pkg/server"
 )
 
@@ -99,4 +105,54 @@ func BenchmarkSearchAnswerCache(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSearchServed is /search through the chain that serve builds
+// (the rate limiter with its sessions, metrics, CORS, Cache-Control, a
+// logger at warn) with the answer cache off, so that every request is
+// searched and encoded: on the full-size large set when
+// CITYFINDER_BENCH_STORE names its store (as make bench imports it), else
+// on the synthetic cities.
+func BenchmarkSearchServed(b *testing.B) {
+	svc, dataset, texts := servedService(b)
+	lim, err := limiter.New(memory.New(), limiter.Policy{Max: 1 << 30, Window: time.Second},
+		limiter.WithSessions(server.LimitedSearch, limiter.DefaultSessions()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := server.New(svc, server.WithLogger(slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		server.WithSearchMiddleware(lim.Middleware), server.WithMetrics(prometheus.NewRegistry()), server.WithCORS("*"),
+		server.WithCacheMaxAge(time.Minute), server.WithAnswerCache(0))
+	reqs := make([]*http.Request, len(texts))
+	for i, q := range texts {
+		reqs[i] = httptest.NewRequest(http.MethodGet, "/search?dataset="+dataset+"&q="+q, nil)
+	}
+	w := &discardResponse{header: make(http.Header)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		clear(w.header)
+		r := *reqs[i%len(reqs)] // a request's Form is parsed anew each time, as it arrives
+		h.ServeHTTP(w, &r)
+		if w.status != http.StatusOK {
+			b.Fatalf("%s: status = %d", r.URL, w.status)
+		}
+		i++
+	}
+}
+
+// servedService is the Service of BenchmarkSearchServed, the dataset it
+// searches and the texts to ask it.
+func servedService(b *testing.B) (*search.Service, string, []string) {
+	b.Helper()
+	dir := os.Getenv("CITYFINDER_BENCH_STORE")
+	if dir == "" {
+		return mustService(b, syntheticCities(20_000)), "small", []string{"ber", "berlin", "kar", "rom", "sato", "nama"}
+	}
+	store, err := embedded.Open(dir, embedded.Options{ReloadInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	return search.NewService(store), "large", []string{"san", "zuri", "lond", "mosc", "bar", "kyo", "frankf", "rio%20d", "new%20y", "ist"}
 }

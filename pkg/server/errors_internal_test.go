@@ -34,7 +34,7 @@ func TestErrorTableRowsAreReached(t *testing.T) {
 		_, err := svc.Find(ctx, req)
 		return err
 	}
-	_, _, badLimit := decodeSearch(url.Values{"q": {"par"}, "limit": {"ten"}})
+	_, _, badLimit := decodeSearch(parseValues(url.Values{"q": {"par"}, "limit": {"ten"}}.Encode()))
 	paris := memory.New()
 	defer paris.Close()
 	if _, err := paris.Load(t.Context(), search.Small, &search.SliceReader{Cities: []search.City{{ID: 1, Name: "Paris", Slug: "paris", Country: "France"}}}, search.LoadOptions{}); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -140,26 +139,16 @@ func (h *handler) search(middleware func(http.Handler) http.Handler) http.Handle
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
-		st.searched, st.dataset = true, search.Dataset(params(r).Get("dataset"))
+		st.searched, st.dataset = true, search.Dataset(paramsOf(r).Get("dataset"))
 		find.ServeHTTP(w, r)
 	})
-}
-
-// params returns the parameters of r, parsed once into r.Form, as
-// r.ParseForm parses those of a GET but without the empty PostForm it
-// allocates. A malformed pair is left out, as url.URL.Query leaves it out.
-func params(r *http.Request) url.Values {
-	if r.Form == nil {
-		r.Form = r.URL.Query()
-	}
-	return r.Form
 }
 
 // find decodes a search, answers it and encodes the answer: from the
 // answer cache when it holds the answer (see WithAnswerCache), else from
 // the Service, keeping what it encodes.
 func (h *handler) find(w http.ResponseWriter, r *http.Request) {
-	req, asGeoJSON, err := decodeSearch(params(r))
+	req, asGeoJSON, err := decodeSearch(paramsOf(r))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -203,7 +192,7 @@ type geoJSON []search.Hit
 // decodeSearch reads the parameters of /search into a request, and
 // whether the answer is wanted as GeoJSON; the Service checks what they
 // mean. Empty parameters take the defaults.
-func decodeSearch(params url.Values) (req search.Request, geoJSON bool, err error) {
+func decodeSearch(params *values) (req search.Request, geoJSON bool, err error) {
 	req, err = decodeQuery(params)
 	if err != nil {
 		return req, false, err
@@ -216,7 +205,7 @@ func decodeSearch(params url.Values) (req search.Request, geoJSON bool, err erro
 }
 
 // decodeFormat reads whether the answer is wanted as GeoJSON.
-func decodeFormat(params url.Values) (geoJSON bool, err error) {
+func decodeFormat(params *values) (geoJSON bool, err error) {
 	switch f := params.Get("format"); f {
 	case "", "json":
 		return false, nil
@@ -228,7 +217,7 @@ func decodeFormat(params url.Values) (geoJSON bool, err error) {
 }
 
 // decodeQuery reads the parameters of what to look for.
-func decodeQuery(params url.Values) (search.Request, error) {
+func decodeQuery(params *values) (search.Request, error) {
 	req := search.Request{
 		Text:      params.Get("q"),
 		Dataset:   search.Dataset(params.Get("dataset")),
@@ -268,7 +257,7 @@ func (h *handler) methodNotAllowed(allow string) http.Handler {
 
 // decodeLocation reads where the person is (lat, lon, bias_scale) and the
 // box to search in (bbox, in Photon's order: minLon,minLat,maxLon,maxLat).
-func decodeLocation(params url.Values, req *search.Request) error {
+func decodeLocation(params *values, req *search.Request) error {
 	lat, hasLat, err := decodeNumber(params, "lat", -90, 90)
 	if err != nil {
 		return err
@@ -301,7 +290,7 @@ func decodeLocation(params url.Values, req *search.Request) error {
 
 // decodeNumber reads parameter name as a finite number from lo to hi; ok
 // is false when it is absent or empty.
-func decodeNumber(params url.Values, name string, lo, hi float64) (v float64, ok bool, err error) {
+func decodeNumber(params *values, name string, lo, hi float64) (v float64, ok bool, err error) {
 	s := params.Get(name)
 	if s == "" {
 		return 0, false, nil

@@ -14,8 +14,8 @@ import (
 // request; a malformed Accept-Language, which the reader did not type,
 // asks for nothing.
 func decodeLanguages(r *http.Request) (langs []language.Tag, byHeader bool, err error) {
-	if list, ok := params(r)["lang"]; ok && len(list) > 0 {
-		langs, err = search.ParseLanguages(list[0])
+	if lang, ok := paramsOf(r).Lookup("lang"); ok {
+		langs, err = search.ParseLanguages(lang)
 		return langs, false, err
 	}
 	header := r.Header.Get("Accept-Language")

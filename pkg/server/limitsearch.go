@@ -18,7 +18,7 @@ import (
 // "rio " and "rio d" each extend the one before; a q too long to be a query
 // is kept as it is, to be counted, since no session takes it.
 func LimitedSearch(r *http.Request) limiter.Search {
-	p := params(r)
+	p := paramsOf(r)
 	s := limiter.Search{Scope: p.Get("dataset"), Text: p.Get("q")}
 	if s.Scope == "" {
 		s.Scope = string(search.Small)
@@ -26,11 +26,12 @@ func LimitedSearch(r *http.Request) limiter.Search {
 	if utf8.RuneCountInString(s.Text) > search.MaxQueryRunes {
 		return s
 	}
-	folded := search.Slug(s.Text)
-	if folded != "" && strings.TrimRightFunc(s.Text, unicode.IsSpace) != s.Text {
-		folded += "-"
+	var buf [search.MaxQueryRunes + 1]byte // one allocation, the string, for ASCII text
+	folded := search.AppendSlug(buf[:0], s.Text)
+	if len(folded) > 0 && strings.TrimRightFunc(s.Text, unicode.IsSpace) != s.Text {
+		folded = append(folded, '-')
 	}
-	s.Text = folded
+	s.Text = string(folded)
 	return s
 }
 

@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,6 +55,16 @@ type metrics struct {
 	searchBy    map[string]prometheus.Observer
 	rateLimited prometheus.Counter
 	storeErrors *prometheus.CounterVec
+	// requestsBy holds the counters of requests by route label and
+	// status met so far, copied on write (see requestCounter).
+	requestsBy   atomic.Pointer[map[requestKey]prometheus.Counter]
+	requestsByMu sync.Mutex
+}
+
+// requestKey is the labels of cityfinder_http_requests_total.
+type requestKey struct {
+	route  string
+	status int
 }
 
 func newMetrics() *metrics {
@@ -83,6 +96,7 @@ func newMetrics() *metrics {
 		m.searchBy[string(d)] = m.searchSeconds.WithLabelValues(string(d))
 	}
 	m.searchBy[otherDataset] = m.searchSeconds.WithLabelValues(otherDataset)
+	m.requestsBy.Store(&map[requestKey]prometheus.Counter{})
 	return m
 }
 
@@ -93,7 +107,7 @@ func (m *metrics) collectors() []prometheus.Collector {
 // observe counts one answered request; r.Pattern is the route the mux
 // chose, st what the handler learnt of it.
 func (m *metrics) observe(r *http.Request, st *requestState, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(routeLabel(r.Pattern), statusLabel(status)).Inc()
+	m.requestCounter(routeLabel(r.Pattern), status).Inc()
 	if !st.searched {
 		return
 	}
@@ -101,6 +115,29 @@ func (m *metrics) observe(r *http.Request, st *requestState, status int, elapsed
 		m.rateLimited.Inc()
 	}
 	m.searchBy[m.datasetLabel(st.dataset)].Observe(elapsed.Seconds())
+}
+
+// requestCounter returns the counter of requests to route answered with
+// status. The routes and statuses are few, so each pair is looked up in
+// the CounterVec once, then read from a map that only a new pair copies:
+// the CounterVec's lookup hashes the labels and takes a lock that every
+// request shared.
+func (m *metrics) requestCounter(route string, status int) prometheus.Counter {
+	key := requestKey{route, status}
+	if c, ok := (*m.requestsBy.Load())[key]; ok {
+		return c
+	}
+	m.requestsByMu.Lock()
+	defer m.requestsByMu.Unlock()
+	old := *m.requestsBy.Load()
+	if c, ok := old[key]; ok {
+		return c
+	}
+	c := m.requests.WithLabelValues(route, statusLabel(status))
+	next := maps.Clone(old)
+	next[key] = c
+	m.requestsBy.Store(&next)
+	return c
 }
 
 // datasetLabel is the label of a search of dataset d: its name when it is

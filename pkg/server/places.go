@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"golang.org/x/text/language"
@@ -55,16 +54,13 @@ func (h *handler) succeeded(hdr http.Header, byHeader bool) {
 
 // writeHits writes hits in form, so that every route's hits carry the
 // same fields, encoded the same way; keep, when not nil, is handed the
-// body first.
+// body first. It is writeEncoded without making hits an interface value
+// (an allocation an answer).
 func (h *handler) writeHits(w http.ResponseWriter, hits []search.Hit, form hitsForm, keep func(body []byte)) {
-	switch form {
-	case hitsGeoJSON:
-		h.writeEncoded(w, http.StatusOK, geoJSON(hits), keep)
-	case hitObject:
-		h.writeEncoded(w, http.StatusOK, oneHit(hits), keep)
-	default:
-		h.writeEncoded(w, http.StatusOK, hits, keep)
-	}
+	buf := jsonBuffers.Get().(*jsonBuffer)
+	defer buf.release()
+	body, err := buf.encodeHits(hits, form)
+	h.writeAnswer(w, http.StatusOK, contentType(form), body, err, keep)
 }
 
 // contentType is the Content-Type of a successful answer in form.
@@ -90,7 +86,7 @@ type oneHit []search.Hit
 // city answers GET /cities/{id}?dataset=…: the city of that id, as a
 // /search hit without a match.
 func (h *handler) city(w http.ResponseWriter, r *http.Request) {
-	req := search.LookupRequest{ID: r.PathValue("id"), Dataset: search.Dataset(params(r).Get("dataset"))}
+	req := search.LookupRequest{ID: r.PathValue("id"), Dataset: search.Dataset(paramsOf(r).Get("dataset"))}
 	h.answer(w, r, req.Dataset, hitObject, func(langs []language.Tag) ([]search.Hit, error) {
 		hit, err := h.service.Lookup(r.Context(), req)
 		hits := []search.Hit{hit}
@@ -104,7 +100,7 @@ func (h *handler) city(w http.ResponseWriter, r *http.Request) {
 // limiter) like /search.
 func (h *handler) reverse(middleware func(http.Handler) http.Handler) http.Handler {
 	var answer http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, asGeoJSON, err := decodeReverse(params(r))
+		req, asGeoJSON, err := decodeReverse(paramsOf(r))
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -124,7 +120,7 @@ func (h *handler) reverse(middleware func(http.Handler) http.Handler) http.Handl
 // decodeReverse reads the parameters of /reverse: lat and lon (both
 // needed), dataset, limit, country, radius_km and format, as /search reads
 // those it shares with it.
-func decodeReverse(params url.Values) (req search.ReverseRequest, geoJSON bool, err error) {
+func decodeReverse(params *values) (req search.ReverseRequest, geoJSON bool, err error) {
 	q, err := decodeQuery(params)
 	if err != nil {
 		return req, false, err

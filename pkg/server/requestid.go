@@ -23,19 +23,36 @@ const maxRequestIDLen = 64
 type stateKey struct{}
 
 // requestState is what the handler learns of a request as it answers it,
-// kept in the request's context by accessLog: one allocation holds it all.
+// kept by accessLog in the request's context, which it is: one allocation
+// holds the context, the id and its header field, and the recorder of the
+// response.
 type requestState struct {
-	id string
+	context.Context // the request's own, which this one extends
+	id              string
+	idField         [1]string // the X-Request-Id field, id
 	// searched is set once the /search route has the request's dataset
 	// parameter, for the metrics (see metrics.observe).
 	searched bool
 	dataset  search.Dataset
+	rec      statusRecorder
+	parsed   bool   // params holds the parameters of the request's URL
+	params   values // see paramsOf
+}
+
+// Value returns the state itself for stateKey, else what the request's
+// own context holds for key.
+func (st *requestState) Value(key any) any {
+	if key == (stateKey{}) {
+		return st
+	}
+	return st.Context.Value(key)
 }
 
 // withState returns r with a new state of request id in its context.
 func withState(r *http.Request, id string) (*http.Request, *requestState) {
-	st := &requestState{id: id}
-	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st)), st
+	st := &requestState{Context: r.Context(), id: id}
+	st.idField[0] = id
+	return r.WithContext(st), st
 }
 
 // stateOf returns the state of r; every request that New's handler serves
@@ -43,7 +60,7 @@ func withState(r *http.Request, id string) (*http.Request, *requestState) {
 func stateOf(r *http.Request) *requestState {
 	st, _ := r.Context().Value(stateKey{}).(*requestState)
 	if st == nil {
-		return &requestState{}
+		return &requestState{Context: r.Context()}
 	}
 	return st
 }
@@ -78,7 +95,8 @@ func requestID(sent string) string {
 	if saneRequestID(sent) {
 		return sent
 	}
-	return requestIDs.prefix + strconv.FormatUint(requestIDs.next.Add(1), 36)
+	var buf [48]byte // one allocation: the string
+	return string(strconv.AppendUint(append(buf[:0], requestIDs.prefix...), requestIDs.next.Add(1), 36))
 }
 
 // saneRequestID reports whether a client's id can go into logs and headers

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -68,24 +69,52 @@ func (h *handler) writeJSON(w http.ResponseWriter, status int, v any) {
 func (h *handler) writeEncoded(w http.ResponseWriter, status int, v any, keep func(body []byte)) {
 	buf := jsonBuffers.Get().(*jsonBuffer)
 	defer buf.release()
-
 	body, err := buf.encode(v)
 	ctype := jsonContentType
+	if _, ok := v.(geoJSON); ok {
+		ctype = geoJSONContentType
+	}
+	h.writeAnswer(w, status, ctype, body, err, keep)
+}
+
+// writeAnswer writes body, encoded as JSON of Content-Type ctype, with
+// status, and hands it to keep first, when not nil; or a 500 when it
+// could not be encoded (err).
+func (h *handler) writeAnswer(w http.ResponseWriter, status int, ctype []string, body []byte, err error, keep func(body []byte)) {
 	switch {
 	case err != nil:
 		h.logger.Error("encode response", slog.Any("error", err))
-		status, body = http.StatusInternalServerError, []byte(internalErrorBody)
+		status, body, ctype = http.StatusInternalServerError, []byte(internalErrorBody), jsonContentType
 	case keep != nil:
 		keep(body)
 	}
-	if _, ok := v.(geoJSON); ok && status == http.StatusOK {
-		ctype = geoJSONContentType
+	if status != http.StatusOK {
+		ctype = jsonContentType
 	}
 	writeBody(w, status, ctype, body, contentLength(body))
 }
 
+// contentLengths holds the Content-Length fields of the bodies shorter
+// than maxSharedLength, each made the first time a body of its length is
+// written and shared after (net/http only reads them): a search answer
+// is one to three kilobytes.
+var contentLengths [maxSharedLength]atomic.Pointer[[]string]
+
+const maxSharedLength = 8 << 10
+
 // contentLength is the Content-Length field of body.
-func contentLength(body []byte) []string { return []string{strconv.Itoa(len(body))} }
+func contentLength(body []byte) []string {
+	n := len(body)
+	if n >= maxSharedLength {
+		return []string{strconv.Itoa(n)}
+	}
+	if field := contentLengths[n].Load(); field != nil {
+		return *field
+	}
+	field := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&field)
+	return field
+}
 
 // writeBody writes status and the JSON body, of Content-Type ctype and
 // Content-Length length (see contentLength).
@@ -119,30 +148,42 @@ var jsonBuffers = sync.Pool{New: func() any {
 // encode returns v as JSON without the newline that Encode appends. The
 // bytes are valid until release.
 func (b *jsonBuffer) encode(v any) ([]byte, error) {
-	// Hits are encoded here and only here, whatever route found them, so
-	// that every answer's hits carry their labels (see search.Labels).
 	switch hits := v.(type) { // the hot paths: no reflection
 	case []search.Hit:
-		search.Label(hits)
-		b.list = search.AppendJSON(b.list[:0], hits)
-		return b.list, nil
+		return b.encodeHits(hits, hitsList)
 	case geoJSON:
-		search.Label(hits)
-		b.list = search.AppendGeoJSON(b.list[:0], hits)
-		return b.list, nil
-	case oneHit: // the list's one element: the same bytes as in a list
-		if len(hits) != 1 {
-			return nil, fmt.Errorf("encode %d hits as one", len(hits))
-		}
-		search.Label(hits)
-		b.list = search.AppendJSON(b.list[:0], hits)
-		return b.list[1 : len(b.list)-1], nil
+		return b.encodeHits(hits, hitsGeoJSON)
+	case oneHit:
+		return b.encodeHits(hits, hitObject)
 	}
 	b.buf.Reset()
 	if err := b.enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode %T: %w", v, err)
 	}
 	return bytes.TrimSuffix(b.buf.Bytes(), []byte("\n")), nil
+}
+
+// encodeHits returns hits in form; the bytes are valid until release.
+// Hits are encoded here and only here, whatever route found them, so that
+// every answer's hits carry their labels (see search.Labels).
+func (b *jsonBuffer) encodeHits(hits []search.Hit, form hitsForm) ([]byte, error) {
+	switch form {
+	case hitsGeoJSON:
+		search.Label(hits)
+		b.list = search.AppendGeoJSON(b.list[:0], hits)
+		return b.list, nil
+	case hitObject: // the list's one element: the same bytes as in a list
+		if len(hits) != 1 {
+			return nil, fmt.Errorf("encode %d hits as one", len(hits))
+		}
+		search.Label(hits)
+		b.list = search.AppendJSON(b.list[:0], hits)
+		return b.list[1 : len(b.list)-1], nil
+	default:
+		search.Label(hits)
+		b.list = search.AppendJSON(b.list[:0], hits)
+		return b.list, nil
+	}
 }
 
 func (b *jsonBuffer) release() {
