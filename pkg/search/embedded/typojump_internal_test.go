@@ -175,32 +175,37 @@ func walkCorrections(w *typoWalk, s *snapshot, query string, edits int) []string
 // each with one or two random insertions, deletions, substitutions or
 // transpositions, as typoWalk takes them (bytes of the slug alphabet).
 func misspelledSlugs(rng *rand.Rand, s *snapshot, n int) []string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz0123456789"
 	var out []string
 	for len(out) < n {
 		slug := string(s.slug(uint32(rng.IntN(s.count))))
 		if len(slug) < 5 {
 			continue
 		}
-		q := []byte(slug[:5+rng.IntN(min(len(slug), 22)-4)])
-		for range 1 + rng.IntN(2) {
-			i := rng.IntN(len(q))
-			switch rng.IntN(4) {
-			case 0:
-				q = slices.Insert(q, i, alphabet[rng.IntN(len(alphabet))])
-			case 1:
-				q = slices.Delete(q, i, i+1)
-			case 2:
-				q[i] = alphabet[rng.IntN(len(alphabet))]
-			default:
-				if i+1 < len(q) {
-					q[i], q[i+1] = q[i+1], q[i]
-				}
-			}
-		}
-		if len(q) >= 5 && isSlug(string(q)) {
+		if q := misspell(rng, []byte(slug[:5+rng.IntN(min(len(slug), 22)-4)])); len(q) >= 5 && isSlug(string(q)) {
 			out = append(out, string(q))
 		}
 	}
 	return out
+}
+
+// misspell makes one or two random insertions, deletions, substitutions or
+// transpositions in q, which it may reuse, and returns the result.
+func misspell(rng *rand.Rand, q []byte) []byte {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz0123456789"
+	for range 1 + rng.IntN(2) {
+		i := rng.IntN(len(q))
+		switch rng.IntN(4) {
+		case 0:
+			q = slices.Insert(q, i, alphabet[rng.IntN(len(alphabet))])
+		case 1:
+			q = slices.Delete(q, i, i+1)
+		case 2:
+			q[i] = alphabet[rng.IntN(len(alphabet))]
+		default:
+			if i+1 < len(q) {
+				q[i], q[i+1] = q[i+1], q[i]
+			}
+		}
+	}
+	return q
 }
