@@ -180,9 +180,14 @@ type asideNode struct {
 // asideRef marks a ref to aside rather than spents.
 const asideRef ref = 1 << 30
 
-// initJumps readies w's jump state for the trie of s.
+// initJumps readies w's jump state for the trie of s. Only a walk of two
+// edits jumps: one of one edit reaches few spent nodes near the root, and
+// through Service.Find it was no faster with jumps (docs/performance.md).
 func (w *typoWalk) initJumps() {
 	w.jx = w.s.jumps
+	if w.e < maxTypoEdits {
+		w.jx = nil
+	}
 	if w.jx == nil {
 		return
 	}
