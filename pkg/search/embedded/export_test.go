@@ -18,3 +18,6 @@ func (s *Store) Holds(d search.Dataset) bool {
 func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path []byte) bool) error {
 	return s.walkTrie(ctx, d, visit)
 }
+
+// Misspell makes one or two random edits in q (see misspell).
+var Misspell = misspell

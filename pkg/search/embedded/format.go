@@ -220,6 +220,7 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	s.names.grams = buildGrams(&s.names)
 	s.words.grams = buildGrams(&s.words)
 	s.kids = s.shortChildren()
+	s.jumps = buildJumps(s.trie)
 	s.placesReady = make(chan struct{})
 	return s, nil
 }

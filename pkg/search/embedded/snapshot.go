@@ -34,7 +34,8 @@ type snapshot struct {
 	names, words index
 	kids         []uint64 // see shortChildren
 	trie         *trie
-	count        int // records
+	jumps        *jumps // see typojump.go; nil without a trie
+	count        int    // records
 	cities       int
 	// altNames holds every alternate name, city by city, aliasing the
 	// blob; altAt gives a city's as first<<32 | count.

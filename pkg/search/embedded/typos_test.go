@@ -81,7 +81,6 @@ func TestFindTyposAgreesWithWalk(t *testing.T) {
 // letters or more, each with one or two random insertions, deletions,
 // substitutions or transpositions.
 func misspellings(rng *rand.Rand, cities []search.City, n int) []string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz0123456789"
 	out := make([]string, 0, n)
 	for len(out) < n {
 		c := &cities[rng.IntN(len(cities))]
@@ -92,22 +91,7 @@ func misspellings(rng *rand.Rand, cities []search.City, n int) []string {
 		if len(slug) < 4 {
 			continue
 		}
-		q := []byte(slug[:4+rng.IntN(min(len(slug), 20)-3)])
-		for range 1 + rng.IntN(2) {
-			i := rng.IntN(len(q))
-			switch rng.IntN(4) {
-			case 0:
-				q = slices.Insert(q, i, alphabet[rng.IntN(len(alphabet))])
-			case 1:
-				q = slices.Delete(q, i, i+1)
-			case 2:
-				q[i] = alphabet[rng.IntN(len(alphabet))]
-			default:
-				if i+1 < len(q) {
-					q[i], q[i+1] = q[i+1], q[i]
-				}
-			}
-		}
+		q := embedded.Misspell(rng, []byte(slug[:4+rng.IntN(min(len(slug), 20)-3)]))
 		if p := search.Slug(string(q)); search.MaxEdits(p) > 0 {
 			out = append(out, p)
 		}

@@ -39,6 +39,13 @@ import (
 // other. Corrections come out in level order, not in WalkTypos's
 // depth-first order, which decides only between two corrections of one key
 // (see typoHit.before).
+//
+// Jumps. Most spent nodes are spent within the first letters, at depths 2
+// to 4, and die within the next three; the walk does not read them, but
+// registers them and, once their level is complete, finds in the
+// snapshot's jump lists which of them the trie continues with the query's
+// next three bytes from one of their positions, and queues those
+// descendants three levels down (see typojump.go).
 type typoWalk struct {
 	s        *snapshot
 	t        *trie
@@ -59,6 +66,21 @@ type typoWalk struct {
 	words  []uint64 // the words of the level being expanded
 	found  []foundAt
 	own    foundAt // the query's own node, whose keys are prefix matches; depth 0 when no key starts with the query
+
+	// The jumps over spent nodes near the root (see typojump.go): the
+	// snapshot's lists, the nodes registered at each depth, the codes of
+	// the query's jumpLen-byte strings by position, the nodes of the
+	// jumps' paths that were not queued, and the nodes the jumps landed
+	// on, by depth, until their level is queued.
+	jx         *jumps
+	jumpDepths uint64 // the depths whose spent nodes may be registered, as bits
+	jumpFrom   uint64 // the positions a registered node may reach
+	jd         [jumpMax + 1]jumpDepth
+	gen        uint32
+	gram       [maxTypoQuery]uint32
+	lands      []landing
+	aside      []asideNode
+	pending    [jumpMax + jumpLen + 1][]spentNode
 
 	// Buffers kept across walks: what corrections returns, and the
 	// caller's typo hits (see findTypos).
@@ -120,10 +142,15 @@ var walkPool = sync.Pool{New: func() any { return new(typoWalk) }}
 
 // init readies w, perhaps used before, for query within maxEdits edits.
 func (w *typoWalk) init(s *snapshot, query string, maxEdits int) {
+	jd, gen, pending := w.jd, w.gen, w.pending
 	*w = typoWalk{
 		s: s, t: s.trie, query: query, n: len(query), e: maxEdits, maxDepth: len(query) + maxEdits,
 		opens: w.opens[:0], spents: w.spents[:0], trans: w.trans[:0], words: w.words[:0], found: w.found[:0],
 		corrs: w.corrs[:0], arena: w.arena[:0], hits: w.hits[:0],
+		jd: jd, gen: gen, lands: w.lands[:0], aside: w.aside[:0],
+	}
+	for d := range pending {
+		w.pending[d] = pending[d][:0]
 	}
 	mark, _ := trigramSymbol(search.ScriptMark)
 	w.roots = childMask &^ (1 << mark)
@@ -138,6 +165,7 @@ func (w *typoWalk) init(s *snapshot, query string, maxEdits int) {
 			w.sym[j-1] = 1 << sym
 		}
 	}
+	w.initJumps()
 }
 
 // bytesAfter returns, over the slug alphabet, the query's bytes right
@@ -161,9 +189,15 @@ func (w *typoWalk) run() {
 	}
 	w.opens = append(w.opens, root)
 	l := level{0, 1, 0, 0}
-	for d := 0; l.open0 < l.open1 || l.spent0 < l.spent1; d++ {
+	for d := 0; l.open0 < l.open1 || l.spent0 < l.spent1 || w.landing(d); d++ {
 		if d <= w.t.depth() {
 			w.expandLevel(d, l)
+			if d+1 >= jumpMin && d+1 <= jumpMax && w.jx != nil {
+				w.jump(d + 1)
+			}
+			if d+1 < len(w.pending) {
+				w.spents = append(w.spents, w.pending[d+1]...)
+			}
 		} else {
 			for i := l.open0; i < l.open1; i++ {
 				x := w.opens[i]
@@ -176,6 +210,18 @@ func (w *typoWalk) run() {
 		}
 		l = level{l.open1, len(w.opens), l.spent1, len(w.spents)}
 	}
+}
+
+// landing reports whether jumps landed on nodes below depth d, which
+// levels yet to be queued will hold, or on nodes registered for jumps
+// yet to be taken.
+func (w *typoWalk) landing(d int) bool {
+	for k := d + 1; k < len(w.pending); k++ {
+		if len(w.pending[k]) > 0 || k < len(w.jd) && w.jd[k].used != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // expandLevel queues the children of the nodes of level l, at depth d, a
@@ -210,6 +256,12 @@ func (w *typoWalk) expandLevel(d int, l level) {
 		if c, ok := w.plain(&x, d+1); ok {
 			plain := set &^ w.near(&x)
 			set &^= plain
+			if c.edits < 0 && c.descend && w.registers(d+1, c.reach) {
+				// All registered for a jump, in one loop: they are
+				// most of the children of the levels near the root.
+				w.registerPlain(self, c.reach, d+1, word, plain)
+				plain = 0
+			}
 			for ; plain != 0; plain &= plain - 1 {
 				sym := bits.TrailingZeros64(plain)
 				w.enterPlain(self, &c, search.SlugBytes[sym], d+1, child(word, sym))
@@ -303,7 +355,7 @@ func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) 
 			w.trans = append(w.trans, trans)
 			c.trans = uint16(len(w.trans))
 		}
-		w.spents = append(w.spents, c)
+		w.queueSpent(c, d)
 		return
 	}
 	c := openNode{rows: r, node: node, hi: hi, parent: self, label: b}
@@ -332,9 +384,10 @@ type plainChild struct {
 
 // plain returns what enter decides for the children of x at depth d whose
 // bytes are not near, when they come out spent: x is no exact prefix of
-// the query and d is past e, so that no set below e can hold a position.
+// the query and d is e or past, so that no set below e can hold a position
+// (at e, the set for e holds position 0: the child's path deleted whole).
 func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
-	if d <= w.e || x.rows[0] != 0 {
+	if d < w.e || x.rows[0] != 0 {
 		return plainChild{}, false
 	}
 	var r [maxTypoEdits + 1]uint64
@@ -343,6 +396,9 @@ func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
 		v := (x.rows[k-1] | x.rows[k-1]<<1 | below<<1) & w.mask
 		r[k] = v
 		below = v
+	}
+	if d == w.e {
+		r[w.e] |= 1 // the child's whole path deleted
 	}
 	if r[w.e-1] != 0 {
 		return plainChild{}, false
@@ -366,7 +422,7 @@ func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node uint3
 		w.found = append(w.found, foundAt{parent: self, node: node, depth: uint16(d), label: b, edits: uint8(c.edits)})
 	}
 	if c.descend {
-		w.spents = append(w.spents, spentNode{reach: c.reach, node: node, parent: self, label: b})
+		w.queueSpent(spentNode{reach: c.reach, node: node, parent: self, label: b}, d)
 	}
 }
 
@@ -385,7 +441,7 @@ func (w *typoWalk) follow(x *spentNode, self ref, b byte, d int, node, hi uint32
 	case next&w.end != 0:
 		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(w.e)})
 	case next != 0 && d < w.maxDepth:
-		w.spents = append(w.spents, spentNode{reach: next, node: node, hi: hi, parent: self, label: b})
+		w.queueSpent(spentNode{reach: next, node: node, hi: hi, parent: self, label: b}, d)
 	}
 }
 
@@ -469,10 +525,14 @@ func (w *typoWalk) corrections() (found []correction, arena []byte) {
 		p := arena[off:]
 		p[f.depth-1] = f.label
 		for d, r := int(f.depth)-1, f.parent; d >= 1; d-- {
-			if r&openRef != 0 {
+			switch {
+			case r&openRef != 0:
 				x := &w.opens[r&^openRef]
 				p[d-1], r = x.label, x.parent
-			} else {
+			case r&asideRef != 0:
+				x := &w.aside[r&^asideRef]
+				p[d-1], r = x.label, x.parent
+			default:
 				x := &w.spents[r]
 				p[d-1], r = x.label, x.parent
 			}
