@@ -220,8 +220,12 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	s.names.grams = buildGrams(&s.names)
 	s.words.grams = buildGrams(&s.words)
 	s.kids = s.shortChildren()
-	s.jumps = buildJumps(s.trie)
 	s.placesReady = make(chan struct{})
+	s.jumpsBuilt = make(chan struct{})
+	go func() { // the data is Go memory: nothing to wait for before it goes
+		defer close(s.jumpsBuilt)
+		s.jumps.Store(buildJumps(s.trie))
+	}()
 	return s, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -34,9 +35,15 @@ type snapshot struct {
 	names, words index
 	kids         []uint64 // see shortChildren
 	trie         *trie
-	jumps        *jumps // see typojump.go; nil without a trie
-	count        int    // records
-	cities       int
+	// jumps are the two-edit walk's jump lists (see typojump.go), built
+	// beside the first searches once the snapshot is open (0.1–0.4 s for
+	// the full-size set, which serve's start would otherwise wait for);
+	// nil until then, and for a trie too shallow. jumpsBuilt is closed
+	// once they are. A walk without them finds the same corrections.
+	jumps      atomic.Pointer[jumps]
+	jumpsBuilt chan struct{}
+	count      int // records
+	cities     int
 	// altNames holds every alternate name, city by city, aliasing the
 	// blob; altAt gives a city's as first<<32 | count.
 	altNames []string

@@ -184,7 +184,7 @@ const asideRef ref = 1 << 30
 // edits jumps: one of one edit reaches few spent nodes near the root, and
 // through Service.Find it was no faster with jumps (docs/performance.md).
 func (w *typoWalk) initJumps() {
-	w.jx = w.s.jumps
+	w.jx = w.s.jumps.Load()
 	if w.e < maxTypoEdits {
 		w.jx = nil
 	}

@@ -24,7 +24,8 @@ func geoNamesSnapshot(t *testing.T) *snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.jumps == nil {
+	<-s.jumpsBuilt
+	if s.jumps.Load() == nil {
 		t.Fatal("no jump lists")
 	}
 	return s
@@ -134,14 +135,14 @@ func TestJumpsFindWhatTheWalkFinds(t *testing.T) {
 			defer func(n int) { jumpNarrow = n }(jumpNarrow)
 			jumpNarrow = narrow
 			lists := buildJumps(s.trie)
-			defer func(j *jumps) { s.jumps = j }(s.jumps)
+			defer s.jumps.Store(s.jumps.Load())
 			w, ref := new(typoWalk), new(typoWalk)
 			jumped := 0
 			for _, q := range queries {
-				s.jumps = lists
+				s.jumps.Store(lists)
 				got := walkCorrections(w, s, q, maxTypoEdits)
 				jumped += len(w.aside)
-				s.jumps = nil
+				s.jumps.Store(nil)
 				if want := walkCorrections(ref, s, q, maxTypoEdits); !slices.Equal(got, want) {
 					t.Fatalf("%q: the walk that jumps finds\n%v\nthe walk that follows\n%v", q, got, want)
 				}
