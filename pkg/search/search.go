@@ -162,6 +162,15 @@ type Query struct {
 	// Words lets the prefix match at the start of a later word of a
 	// city's name too (see Keys); such matches rank after the others.
 	Words bool
+	// Lines, when above 0, tells a store that the caller lists each group
+	// of matches that read the same once (see SameLine), those from the
+	// start of a name first, and keeps Lines of them at most, as the
+	// Service does: with Words, a store may then leave out the matches at
+	// later words when those from the start of a name that it found hold
+	// Lines groups (see LinesApart), since no order of them leaves room for
+	// a later word. It lets a store answer fewer matches, never other
+	// ones: a store that ignores it answers as without it.
+	Lines int
 }
 
 // Box is a rectangle of longitudes and latitudes, in decimal degrees, that
@@ -203,6 +212,9 @@ func (q Query) Validate() error {
 	}
 	if q.Limit < 1 || q.Limit > MaxLimit {
 		return invalid("limit", "Invalid limit %d: use a whole number from 1 to %d", q.Limit, MaxLimit)
+	}
+	if q.Lines < 0 || q.Lines > MaxLimit {
+		return invalid("lines", "Invalid lines %d: use a whole number from 0 to %d", q.Lines, MaxLimit)
 	}
 	if err := validCountries(q.Countries); err != nil {
 		return err
@@ -288,6 +300,9 @@ type Store interface {
 	// extended slice, as append does. Each city comes once, with its best
 	// such key, ordered by CompareFound (best first); duplicates (same
 	// Key) were removed at load time. Nothing matching appends nothing.
+	// With q.Words and q.Lines, the matches at later words may be left
+	// out when those from the start of a name hold q.Lines groups that
+	// read differently (see Query.Lines).
 	//
 	// Search writes only past len(dst): the cities dst holds, and those
 	// of every slice that shares its array up to len(dst), stay as they

@@ -711,6 +711,14 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 		for _, p := range searches {
 			vq := q
 			vq.Prefix, vq.Words, vq.Limit = p, true, fetch
+			if len(variants) == 1 && !f.ended {
+				// One search, whose later words come after every start
+				// of a name below: the store may leave them out once the
+				// starts hold the answer (see Query.Lines). Not with other
+				// searches, whose matches could join two groups into one,
+				// nor after a space, where a later word may come first.
+				vq.Lines = q.Limit
+			}
 			found, err := f.search(ctx, vq)
 			if err != nil {
 				return nil, false, err

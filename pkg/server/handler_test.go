@@ -268,7 +268,12 @@ func TestSearchGeoJSON(t *testing.T) {
 }
 
 func TestSearchPassesFoldedQueryToStore(t *testing.T) {
+	// Lines: the ten lines of the answer, but after a space (see
+	// search.Query.Lines).
 	small := func(prefix string) search.Query {
+		return search.Query{Dataset: search.Small, Prefix: prefix, Limit: 17, Words: true, Lines: 10}
+	}
+	spaced := func(prefix string) search.Query {
 		return search.Query{Dataset: search.Small, Prefix: prefix, Limit: 17, Words: true}
 	}
 	tests := []struct {
@@ -280,10 +285,10 @@ func TestSearchPassesFoldedQueryToStore(t *testing.T) {
 		// search alone once "sa-p" lists nothing (see search.Result).
 		{"trimmed and folded", "/search?q=%20S%C3%A3_P", []search.Query{small("sa-p")}},
 		{"a trailing space, even a unicode one, also asks for the names in which the word ends",
-			"/search?q=%20S%C3%A3_P%C2%A0", []search.Query{small("sa-p"), small("sa-p-")}},
-		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", []search.Query{{Dataset: search.Large, Prefix: "xian", Limit: 100, Words: true}}},
+			"/search?q=%20S%C3%A3_P%C2%A0", []search.Query{spaced("sa-p"), spaced("sa-p-")}},
+		{"dataset and limit", "/search?q=Xi%27an&dataset=large&limit=100", []search.Query{{Dataset: search.Large, Prefix: "xian", Limit: 100, Words: true, Lines: 100}}},
 		{"empty parameters take defaults", "/search?q=ist&dataset=&limit=&country=&fuzzy=", []search.Query{small("ist")}},
-		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", []search.Query{{Dataset: search.Small, Prefix: "san", Limit: 17, Countries: []string{"cl", "kr"}, Words: true}}},
+		{"countries by code and name", "/search?q=san&country=CL,Korea,%20Republic%20of", []search.Query{{Dataset: search.Small, Prefix: "san", Limit: 17, Countries: []string{"cl", "kr"}, Words: true, Lines: 10}}},
 		{"typos off: one search", "/search?q=zuirch&fuzzy=false", []search.Query{small("zuirch")}},
 	}
 	// The Service asks for half as many again and two, up to the most, as

@@ -130,28 +130,17 @@ func (s *Store) Path(d search.Dataset) string {
 // memory for the answer (two kilobytes for ten cities): a caller that
 // reuses dst spares it.
 func (s *Store) Search(ctx context.Context, dst []search.Found, q search.Query) ([]search.Found, error) {
-	var buf [search.MaxLimit]uint32
-	snap, idx, err := s.find(ctx, q, buf[:0])
-	if err != nil {
-		return dst, err
-	}
-	return snap.appendFound(dst, idx), nil
-}
-
-// find returns the snapshot that answers q and the keys of its answer
-// (see snapshot.answer), appended to dst (empty, with room for q.Limit).
-func (s *Store) find(ctx context.Context, q search.Query, dst []uint32) (*snapshot, []uint32, error) {
 	if err := q.Validate(); err != nil {
-		return nil, nil, err
+		return dst, err
 	}
 	s.use(q.Dataset)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	snap, err := s.snapshot(ctx, q.Dataset)
 	if err != nil {
-		return nil, nil, err
+		return dst, err
 	}
-	return snap, snap.answer(&q, dst), nil
+	return snap.answer(&q, dst), nil
 }
 
 // snapshot returns the snapshot of dataset d, reading it first if the

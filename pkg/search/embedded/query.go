@@ -11,28 +11,34 @@ import (
 // wordAnswer marks, in an answer, a key of the words index.
 const wordAnswer = 1 << 31
 
-// answer appends to dst (empty, with room for q.Limit) the keys that
-// answer q, best first, one per city: the names index's, then, when q lets
-// later words match and names leave room, the words index's for cities not
-// found already, marked with wordAnswer. A key of a later word always ranks
-// after every key of a whole name, so the two never interleave.
-func (s *snapshot) answer(q *search.Query, dst []uint32) []uint32 {
+// answer appends to dst the found cities that answer q, best first, one
+// per city: the names index's, then, when q lets later words match and
+// names leave room, the words index's for cities not found already. A key
+// of a later word always ranks after every key of a whole name, so the
+// two never interleave; and once the names hold q.Lines groups of cities
+// that read differently, the caller has no room for a later word (see
+// search.Query.Lines), which is then not looked for.
+func (s *snapshot) answer(q *search.Query, dst []search.Found) []search.Found {
+	var buf [search.MaxLimit]uint32
 	f := newFilter(q)
-	dst = s.names.find(q.Prefix, f, q.Limit, dst)
-	if !q.Words || len(dst) == q.Limit || s.words.n == 0 {
+	keys := s.names.find(q.Prefix, f, q.Limit, buf[:0])
+	start := len(dst)
+	dst = s.appendFound(dst, keys)
+	if !q.Words || len(keys) == q.Limit || s.words.n == 0 ||
+		q.Lines > 0 && search.LinesApart(dst[start:], q.Lines) {
 		return dst
 	}
-	var buf [search.MaxLimit]uint32
-	names := len(dst)
-	for _, k := range s.words.find(q.Prefix, f, q.Limit, buf[:0]) {
-		if len(dst) == q.Limit {
+	var words [search.MaxLimit]uint32
+	names := len(keys)
+	for _, k := range s.words.find(q.Prefix, f, q.Limit, words[:0]) {
+		if len(keys) == q.Limit {
 			break
 		}
-		if c := s.words.city(k); !s.names.hasCity(dst[:names], c) {
-			dst = append(dst, k|wordAnswer)
+		if c := s.words.city(k); !s.names.hasCity(keys[:names], c) {
+			keys = append(keys, k|wordAnswer)
 		}
 	}
-	return dst
+	return s.appendFound(dst, keys[names:])
 }
 
 // hasCity reports whether one of keys is a key of city c.

@@ -83,6 +83,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"matches alternate names", testAltNames},
 		{"finds typos in alternate names", testAltNameTypos},
 		{"matches later words", testWords},
+		{"leaves out later words only past Lines", testLines},
 		{"filters by region", testRegions},
 		{"filters by box", testBox},
 		{"keeps local names", testLocalNames},
@@ -278,6 +279,7 @@ func testInvalid(t *testing.T, open Opener) {
 		{"empty prefix", search.Query{Dataset: search.Small, Prefix: "", Limit: 10}, search.ErrInvalidQuery},
 		{"zero limit", search.Query{Dataset: search.Small, Prefix: "par", Limit: 0}, search.ErrInvalidQuery},
 		{"limit over max", search.Query{Dataset: search.Small, Prefix: "par", Limit: search.MaxLimit + 1}, search.ErrInvalidQuery},
+		{"negative lines", search.Query{Dataset: search.Small, Prefix: "par", Limit: 10, Lines: -1}, search.ErrInvalidQuery},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := s.Search(t.Context(), nil, tc.q)
@@ -973,6 +975,66 @@ func testWords(t *testing.T, open Opener) {
 			}
 		})
 	}
+}
+
+func testLines(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	inRegion := func(name, region string, pop int64) search.City {
+		c := CountryCity(name, "United Kingdom", "gb", pop)
+		c.Subcountry, c.Region = "England", region
+		return c
+	}
+	MustLoad(t, s, search.Large,
+		inRegion("York", "Q5", 153717),
+		inRegion("York", "H9", 2000), // reads as the York above
+		inRegion("Yorkley", "E6", 1500),
+		CountryCity("Yorkton", "Canada", "ca", 15669),
+		CountryCity("New York City", "United States", "us", 8175133),
+		CountryCity("East York", "Canada", "ca", 115365),
+	)
+	for _, tc := range []struct {
+		name   string
+		prefix string
+		lines  int
+		// cut is whether the store may leave out the later words: the
+		// starts of names hold lines groups.
+		cut bool
+	}{
+		{"four starts that read as three, three wanted", "york", 3, true},
+		{"four starts that read as three, four wanted", "york", 4, false},
+		{"one start, one wanted", "yorkt", 1, true},
+		{"no start", "city", 1, false},
+		{"lines 0", "york", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := search.Query{Dataset: search.Large, Prefix: tc.prefix, Limit: 10, Words: true}
+			all, err := s.Search(t.Context(), nil, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Lines = tc.lines
+			got, err := s.Search(t.Context(), nil, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			starts := slices.IndexFunc(all, func(f search.Found) bool { return f.Key.Word() })
+			if starts < 0 {
+				starts = len(all)
+			}
+			mayCut := tc.cut && len(got) == starts && slices.EqualFunc(got, all[:starts], sameFound)
+			if !mayCut && !slices.EqualFunc(got, all, sameFound) {
+				t.Errorf("with Lines %d got %d matches, want the %d without it (or the %d starts of names: %v)", tc.lines, len(got), len(all), starts, tc.cut)
+			}
+			if search.LinesApart(all[:starts], max(tc.lines, 1)) != tc.cut && tc.lines > 0 {
+				t.Errorf("LinesApart(%d starts, %d) = %v, want %v", starts, tc.lines, !tc.cut, tc.cut)
+			}
+		})
+	}
+}
+
+// sameFound reports whether a and b are the same city through the same key.
+func sameFound(a, b search.Found) bool {
+	return a.City.Key() == b.City.Key() && a.ID == b.ID && a.Key == b.Key
 }
 
 func testRegions(t *testing.T, open Opener) {
