@@ -21,6 +21,10 @@ import (
 // byte for byte, whatever the store does with ties. Only a file whose
 // duplicates each outrank the last still costs a city a row (bounded by
 // Request.MaxRows).
+//
+// It gives the cities without an id their derived ids, as the store would
+// (see search.DerivedIDs), so that their Keys are hashed and looked up once,
+// in one table for both.
 type distinctReader struct {
 	r     search.CityReader
 	keys  keyTable
@@ -38,7 +42,7 @@ func (d *distinctReader) ReadBatch(dst []search.City) ([]search.City, error) {
 	for len(dst) == n {
 		all, err := d.r.ReadBatch(dst)
 		if err != nil {
-			d.keys = keyTable{} // the store builds next: let the keys go first
+			d.keys = keyTable{withID: d.keys.withID, derive: d.keys.derive} // the store builds next: let the keys go first
 			return dst, err
 		}
 		kept := all[:n]
@@ -76,6 +80,12 @@ type keyTable struct {
 	// withID makes a city's id part of its Key: for cities whose region is
 	// yet to be named, by their id among others (see geonamesRegions).
 	withID bool
+	// derive gives the cities without an id their derived ids, and holds
+	// the last entry of each of their Keys' hashes with the id, not in
+	// heads; it is for the last reader before the store only, the Keys
+	// being final there (see search.DerivedIDs).
+	derive bool
+	ids    search.DerivedIDs
 	heads  headTable // the last entry of a hash
 	// entries are in blocks of entryBlock, so that millions of them
 	// never copy as they grow.
@@ -114,10 +124,12 @@ const keyBlock = 1 << 20
 
 var keySeed = maphash.MakeSeed()
 
-// keyHash is where a city's Key is in a keyTable: its area and its hash.
+// keyHash is where a city's Key is in a keyTable: its area and its hash,
+// search.KeyHash when derived is set (the city's id is derived).
 type keyHash struct {
-	area uint32
-	hash uint64
+	area    uint32
+	derived bool
+	hash    uint64
 }
 
 // locate returns where c's Key is, numbering its area if it is new.
@@ -137,11 +149,14 @@ func (t *keyTable) locate(c *search.City) keyHash {
 		}
 		t.lastArea = area
 	}
+	if t.derive && c.ID == 0 {
+		return keyHash{area, true, search.KeyHash(c)}
+	}
 	h := maphash.String(keySeed, c.Slug) ^ (uint64(area)+1)*0x9e3779b97f4a7c15
 	if t.withID {
 		h ^= (uint64(c.ID) + 1) * 0xc2b2ae3d27d4eb4f
 	}
-	return keyHash{area, h}
+	return keyHash{area: area, hash: h}
 }
 
 // locateAll sets *found to where the Keys of cities are, and touches the
@@ -155,7 +170,11 @@ func (t *keyTable) locateAll(cities []search.City, found *[]keyHash) {
 	// A loop of its own: a few instructions a slot, so that the processor
 	// has many loads in flight.
 	for _, k := range *found {
-		t.heads.touch(k.hash)
+		if k.derived {
+			t.ids.Touch(k.hash)
+		} else {
+			t.heads.touch(k.hash)
+		}
 	}
 }
 
@@ -164,10 +183,18 @@ func (t *keyTable) locateAll(cities []search.City, found *[]keyHash) {
 // remembers it as the best.
 func (t *keyTable) better(c *search.City) bool { return t.betterAt(c, t.locate(c)) }
 
-// betterAt is better of c, whose Key is at k (see locate).
+// betterAt is better of c, whose Key is at k (see locate), and gives c its
+// derived id when k says so.
 func (t *keyTable) betterAt(c *search.City, k keyHash) bool {
 	area, h := k.area, k.hash
-	head := t.heads.head(h)
+	var head int32
+	var last *int32 // the head plus one, held with the derived id
+	if k.derived {
+		c.ID, last = t.ids.Derive(h)
+		head = *last - 1
+	} else {
+		head = t.heads.head(h)
+	}
 	for i := head; i >= 0; i = t.entry(i).next {
 		e := t.entry(i)
 		slug, name := t.text(e)
@@ -193,7 +220,11 @@ func (t *keyTable) betterAt(c *search.City, k keyHash) bool {
 	}
 	e := t.entry(t.n)
 	*e = keyEntry{next: head, area: area, population: c.Population, id: c.ID}
-	t.heads.set(h, t.n)
+	if last != nil {
+		*last = t.n + 1
+	} else {
+		t.heads.set(h, t.n)
+	}
 	t.n++
 	t.write(e, c)
 	return true

@@ -165,3 +165,41 @@ func TestImportMergesIdenticalRowsBeforeEnriching(t *testing.T) {
 			sum.EnrichedByID, sum.EnrichedByName, sum.Duplicates, er.EnrichedByID(), er.EnrichedByName(), len(rows)-len(want))
 	}
 }
+
+// An import gives MaxMind's cities, which have no id, their derived ids as
+// it merges duplicates (search.DerivedIDs), in one table with the Keys: the
+// ids are those that search.LoadReader would derive, those of Keys whose
+// hashes meet in the derived range included, and a duplicate that outranks
+// the first of its Key gets the same id. The 100k sample holds a few such
+// meetings, and its first rows come again here with more people.
+func TestImportDerivesTheIDsOfLoadReader(t *testing.T) {
+	data := mustLoadPath(t, datasetPath(t, "worldcitiespop-100k.txt.gz"))
+	header, body, _ := strings.Cut(string(data), "\n")
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	var again strings.Builder
+	for _, l := range lines[:2000] {
+		f := strings.Split(l, ",")
+		f[4] = "9999999" // the population: outranks the first
+		again.WriteString(strings.Join(f, ",") + "\n")
+	}
+	path := mustWriteFile(t, "worldcitiespop.txt", []byte(header+"\n"+body+again.String()))
+	rows, _ := mustReadFormat(t, importer.FormatMaxMind, path, importer.ReaderOptions{})
+	want, _, err := search.Collect(t.Context(), &search.SliceReader{Cities: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	displaced := 0
+	for i := range want {
+		if want[i].ID != search.DerivedIDBase+uint32(search.KeyHash(&want[i])%search.DerivedIDBase) {
+			displaced++
+		}
+	}
+	if displaced == 0 {
+		t.Fatal("no Keys of the sample meet in the derived range: the test proves less than it says")
+	}
+	store := &collector{}
+	mustImport(t, store, path, importer.Request{Dataset: search.Large})
+	if !slices.EqualFunc(store.kept, want, func(a, b search.City) bool { return a.Equal(&b) }) {
+		t.Errorf("kept %d cities, want %d, or other ones (or with other ids)", len(store.kept), len(want))
+	}
+}

@@ -271,7 +271,7 @@ func (im *Importer) importFrom(ctx context.Context, in *Input, req Request) (Sum
 		cr = mmRegions
 	}
 
-	distinct := &distinctReader{r: cr}
+	distinct := &distinctReader{r: cr, keys: keyTable{derive: true}}
 	cr = distinct
 
 	lopts := search.LoadOptions{Source: sourceStats(req.Source, in), Phase: req.Phase}

@@ -19,7 +19,8 @@ import (
 // of MaxMind's three million cities) are told apart in the order of the
 // file: the later takes the next free id after its hash, wrapping within
 // the derived range. Every store derives ids in the same LoadReader, so
-// they agree.
+// they agree; an import derives them before the Load with DerivedIDs, as
+// LoadReader would.
 const DerivedIDBase = 1 << 31
 
 // MaxID is the largest id a city can have.
@@ -46,10 +47,7 @@ func ParseID(s string) (uint32, error) {
 // idDeriver gives the cities of one Load without an id their derived id
 // (see DerivedIDBase), in the order they come.
 type idDeriver struct {
-	// taken holds each derived id given, with the full hash of the Key
-	// it was given to: a city with the same Key (a duplicate, which the
-	// store keeps once) gets the same id.
-	taken  idTable
+	ids    DerivedIDs
 	hashes []uint64 // of the cities being derived (see deriveAll)
 }
 
@@ -67,35 +65,56 @@ func (d *idDeriver) deriveAll(cities []City) {
 		for j := range group {
 			var h uint64
 			if group[j].ID == 0 {
-				h = keyHash(&group[j])
+				h = KeyHash(&group[j])
 			}
 			d.hashes = append(d.hashes, h)
 		}
 		// A loop of its own: a few instructions a slot, so that the
 		// processor has many loads in flight.
 		for _, h := range d.hashes {
-			d.taken.touch(DerivedIDBase + uint32(h%DerivedIDBase))
+			d.ids.Touch(h)
 		}
 		for j := range group {
 			if group[j].ID == 0 {
-				d.deriveFrom(&group[j], d.hashes[j])
+				group[j].ID, _ = d.ids.Derive(d.hashes[j])
 			}
 		}
 	}
 }
 
-// deriveFrom gives c, which has no id, the id of its Key's hash h.
-func (d *idDeriver) deriveFrom(c *City, h uint64) {
+// DerivedIDs gives derived ids (see DerivedIDBase) as LoadReader does, to
+// a reader that gives them before the Load: the cities it hands over then
+// have their ids, and LoadReader derives none. An import does, so that its
+// table of duplicates is this one (see Derive's value) and each Key is
+// hashed and looked up once. The ids are the same when it derives them
+// in the order in which it hands the cities over, for every city that has
+// none, with the Key it has when handed over; a duplicate that it drops
+// can be derived too, as it gets the id of the city of its Key.
+type DerivedIDs struct {
+	// taken holds each derived id given, with the full hash of the Key
+	// it was given to: a city with the same Key (a duplicate, which the
+	// store keeps once) gets the same id.
+	taken idTable
+}
+
+// Derive returns the derived id of a city without an id whose Key hashes
+// to h (see KeyHash), claiming it when h is new, and a value held with
+// that id for the caller, 0 until it is set; the pointer is valid until
+// the next Derive.
+func (d *DerivedIDs) Derive(h uint64) (uint32, *int32) {
 	off := uint32(h % DerivedIDBase)
 	for {
 		id := DerivedIDBase + off
-		if owner := d.taken.claim(id, h); owner == h {
-			c.ID = id
-			return
+		if s := d.taken.claim(id, h); s.hash == h {
+			return id, &s.value
 		}
 		off = (off + 1) % DerivedIDBase
 	}
 }
+
+// Touch reads where the probe of Derive(h) starts, so that a Derive of h
+// soon after finds it in the cache.
+func (d *DerivedIDs) Touch(h uint64) { d.taken.touch(DerivedIDBase + uint32(h%DerivedIDBase)) }
 
 // idTable is a set of ids, each with the hash it was given to, in one flat
 // slice (open addressing, linear probing): a Load gives millions of ids,
@@ -107,25 +126,26 @@ type idTable struct {
 	sink  uint32 // what touch read, so that its loads stay
 }
 
-// idSlot is an id and its hash; id 0 (never derived) marks an empty slot.
+// idSlot is an id, its hash and the value that DerivedIDs.Derive hands
+// out with it; id 0 (never derived) marks an empty slot.
 type idSlot struct {
-	id   uint32
-	hash uint64
+	id    uint32
+	value int32
+	hash  uint64
 }
 
-// claim gives id to hash h unless it is taken, and returns the hash that
-// holds it.
-func (t *idTable) claim(id uint32, h uint64) uint64 {
+// claim gives id to hash h unless it is taken, and returns the slot that
+// holds it, valid until the next claim.
+func (t *idTable) claim(id uint32, h uint64) *idSlot {
 	if 4*(t.used+1) > 3*len(t.slots) {
 		t.grow()
 	}
 	s := t.find(id)
-	if s.id == id {
-		return s.hash
+	if s.id != id {
+		*s = idSlot{id: id, hash: h}
+		t.used++
 	}
-	*s = idSlot{id, h}
-	t.used++
-	return h
+	return s
 }
 
 // touch reads the slot where the probe of id starts, so that a claim of id
@@ -162,9 +182,9 @@ func (t *idTable) grow() {
 	}
 }
 
-// keyHash is the FNV-1a 64 hash of c's Key, its fields each followed by a
-// zero byte.
-func keyHash(c *City) uint64 {
+// KeyHash is the hash of c's Key from which its derived id comes: its
+// FNV-1a 64, the fields each followed by a zero byte (see DerivedIDBase).
+func KeyHash(c *City) uint64 {
 	const offset, prime = 14695981039346656037, 1099511628211
 	h := uint64(offset)
 	for _, f := range [...]string{c.Slug, c.CountryCode, c.Country, c.Subcountry, c.Region} {

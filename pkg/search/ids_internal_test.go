@@ -16,7 +16,7 @@ func TestIDTable(t *testing.T) {
 			w = h
 			want[id] = h
 		}
-		if got := table.claim(id, h); got != w {
+		if got := table.claim(id, h).hash; got != w {
 			t.Fatalf("claim(%d, %d) = %d, want %d", id, h, got, w)
 		}
 	}
