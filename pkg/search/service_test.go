@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -486,5 +487,57 @@ func TestFindBreaksScoreTiesByCompareFound(t *testing.T) {
 		if want := []string{"Parisot 0", "Parisota 0", "Parisotb 0", "Parisotaa 0"}; !slices.Equal(got, want) {
 			t.Errorf("%q: got %q, want %q", text, got, want)
 		}
+	}
+}
+
+func TestFindAppendWritesFindsHitsAfterDst(t *testing.T) {
+	cities := append(geoCities(), storetest.CountryCity("Moscow", "Russia", "ru", 10381222))
+	cities[len(cities)-1].AltNames = []string{"Moskva", "Москва"}
+	svc, _ := mustService(t, cities...)
+	paris := &search.Point{Lat: 48.85, Lon: 2.35}
+	// stale is what a slice reused from an earlier answer holds past its
+	// length: none of it may show in the new hits.
+	stale := search.Hit{City: search.City{Name: "Stale"}, Label: "Stale, Nowhere", Match: search.Span{End: 9},
+		Matched: &search.NameMatch{Name: "Old"}, Edits: 2, Corrected: "stale", DistanceKm: 9, HasDistance: true}
+	for _, tc := range []struct {
+		name string
+		req  search.Request
+		room int // capacity after dst's one element
+	}{
+		{"prefix matches in the room there is", search.Request{Text: "san", Limit: 10, Fuzzy: true}, 10},
+		{"prefix matches grow a slice too short", search.Request{Text: "san", Limit: 10, Fuzzy: true}, 1},
+		{"typo matches and their corrections", search.Request{Text: "pariss", Limit: 10, Fuzzy: true}, 10},
+		{"distances from a point", search.Request{Text: "par", Limit: 10, Near: paris, BiasScale: search.DefaultBiasScale}, 10},
+		{"an alternate name matched", search.Request{Text: "москв", Limit: 10}, 10},
+		{"a qualifier read", search.Request{Text: "springfield il", Limit: 10, Fuzzy: true}, 10},
+		{"the words before one that names nothing", search.Request{Text: "paris atlantis", Limit: 10, Fuzzy: true}, 10},
+		{"nothing found", search.Request{Text: "qqqq", Limit: 10}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Dataset = search.Large
+			want, err := svc.Find(t.Context(), tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem := make([]search.Hit, 1+tc.room)
+			for i := range mem {
+				mem[i] = stale
+			}
+			first := search.Hit{City: search.City{Name: "Kept"}, Label: "Kept, Here"}
+			mem[0] = first
+			got, err := svc.FindAppend(t.Context(), mem[:1], tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("FindAppend = %+v\nFind       = %+v", got, want)
+			}
+			if !reflect.DeepEqual(mem[0], first) {
+				t.Errorf("dst's element became %+v", mem[0])
+			}
+			if inRoom := len(want.Hits) > 0 && len(want.Hits) <= tc.room; inRoom && &got.Hits[0] != &mem[1] {
+				t.Errorf("%d hits with room for %d were not written into dst's memory", len(want.Hits), tc.room)
+			}
+		})
 	}
 }

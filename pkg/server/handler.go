@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 	"golang.org/x/text/language"
@@ -175,15 +176,39 @@ func (h *handler) find(w http.ResponseWriter, r *http.Request) {
 			keep = func(body []byte) { h.answers.put(kept, version, body, complete) }
 		}
 	}
+	hits := hitSlices.Get().(*[]search.Hit)
+	defer releaseHits(hits)
 	h.answerIn(w, r, req.Dataset, form, langs, byHeader, keep, func(langs []language.Tag) ([]search.Hit, error) {
 		req.Languages = langs
-		res, err := h.service.Find(r.Context(), req)
+		res, err := h.service.FindAppend(r.Context(), (*hits)[:0], req)
 		if err == nil {
+			*hits = res.Hits // grown or not, back to the pool
 			complete = res.Complete
 			setSearchComplete(w.Header(), res.Complete)
 		}
 		return res.Hits, err
 	})
+}
+
+// hitSlices holds the memory of /search's hits between requests (see
+// search.Service.FindAppend): ten hits are 2.6 KB, most of what a search
+// allocates. A request's hits go back once its answer is written, and the
+// answer cache keeps bytes, not hits.
+var hitSlices = sync.Pool{New: func() any {
+	hits := make([]search.Hit, 0, search.DefaultLimit)
+	return &hits
+}}
+
+// releaseHits returns hits to hitSlices, cleared so that the pool keeps
+// no strings of an old snapshot alive, unless they grew past an answer of
+// search.MaxLimit.
+func releaseHits(hits *[]search.Hit) {
+	if cap(*hits) > search.MaxLimit {
+		return
+	}
+	clear((*hits)[:cap(*hits)])
+	*hits = (*hits)[:0]
+	hitSlices.Put(hits)
 }
 
 // geoJSON is an answer to encode as a GeoJSON FeatureCollection.
