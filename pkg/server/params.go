@@ -40,13 +40,6 @@ func paramsOf(r *http.Request) *values {
 	return &st.params
 }
 
-// parseValues returns the parameters of the raw query string raw.
-func parseValues(raw string) *values {
-	v := new(values)
-	v.parse(raw)
-	return v
-}
-
 // maxScannedAmpersands is the most '&' a query may have for values to
 // read it rather than url.ParseQuery.
 const maxScannedAmpersands = 64

@@ -60,3 +60,10 @@ func FuzzValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) { checkValues(t, raw) })
 }
+
+// parseValues returns, for the tests, the parameters of the raw query string raw.
+func parseValues(raw string) *values {
+	v := new(values)
+	v.parse(raw)
+	return v
+}
