@@ -159,6 +159,11 @@ type Query struct {
 	Regions []string
 	// Box, when not nil, keeps only the cities with a location inside it.
 	Box *Box
+	// Populated keeps only the cities of known population (above 0): the
+	// Service asks for typo matches so when only those could outrank the
+	// prefix matches it has (see typoWant), and a store with a typo index
+	// may then leave out the parts of it that hold no such city.
+	Populated bool
 	// Words lets the prefix match at the start of a later word of a
 	// city's name too (see Keys); such matches rank after the others.
 	Words bool
@@ -191,8 +196,11 @@ func (c *City) InRegion(r string) bool {
 }
 
 // Accepts reports whether c passes the filters of q: its countries,
-// regions and box. It is what every store must apply.
+// regions, box and population. It is what every store must apply.
 func (q *Query) Accepts(c *City) bool {
+	if q.Populated && c.Population <= 0 {
+		return false
+	}
 	if len(q.Countries) > 0 && !slices.Contains(q.Countries, c.CountryCode) {
 		return false
 	}

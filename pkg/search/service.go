@@ -273,7 +273,11 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 	if want, above := typoWant(found, q.Limit); req.Fuzzy && want > 0 && res.Qualifier == "" && f.walkable(q.Prefix) {
 		if edits := typoBudget(f.text, found); edits > 0 { // of what was typed, not of its folding
 			f.walks++
-			typos, err := s.typos(ctx, q, edits, want)
+			tq := q
+			// Above prefix matches, a place of no known population scores
+			// 0 and is never kept, unless a location bias lifts it.
+			tq.Populated = above && !b.moves()
+			typos, err := s.typos(ctx, tq, edits, want)
 			if err != nil {
 				return Result{}, err
 			}
@@ -544,12 +548,16 @@ type bias struct {
 	scale float64
 }
 
+// moves reports whether b changes scores: whether it has a point and a
+// scale.
+func (b bias) moves() bool { return b.near != nil && b.scale != 0 }
+
 // ranked returns the best q.Limit prefix matches of q (see prefixMatches),
 // by the location bias b when it has a point: then the best of the whole
 // world and the best near the point, MaxLimit each, are scored (see
 // biasScore) and the best q.Limit of them kept.
 func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, error) {
-	if b.near == nil || b.scale == 0 {
+	if !b.moves() {
 		return f.prefixMatches(ctx, q)
 	}
 	wide := q
@@ -583,7 +591,7 @@ func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, e
 // sort orders found best first: by compareRanked, with each Score
 // replaced by its biased score (see biasScore) when b has a point.
 func (f *finder) sort(found []variantFound, b bias) {
-	if b.near != nil && b.scale != 0 {
+	if b.moves() {
 		for i := range found {
 			c := &found[i]
 			d := math.MaxFloat32 // no location: as far as can be

@@ -1,11 +1,13 @@
 package search_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
+	"github.com/cityfinder/cityfinder/pkg/search/memory"
 	"github.com/cityfinder/cityfinder/pkg/search/storetest"
 )
 
@@ -162,6 +164,58 @@ func TestWeakPrefixMatchesLetTheCityMeantAhead(t *testing.T) {
 	got = typoLines(t, svc, search.Request{Dataset: search.Large, Text: "prais", Limit: 10, Fuzzy: true})
 	if len(got) != 7 || got[0] != "Praisville 0" || slices.Contains(got, "Paris 1") {
 		t.Errorf("prais beside Praisville: got %q, want Praisville and the six hamlets only", got)
+	}
+}
+
+// Above weak prefix matches, the typo matches are asked of the store for
+// the cities of known population only (search.Query.Populated): a place
+// of none would score 0 and never be kept. Not with a location bias,
+// which lifts a hamlet near the person, nor when prefix matches are too
+// few to be weak fill: then typo matches pad the list, of any size.
+func TestWeakPrefixMatchesAskForPopulatedTypos(t *testing.T) {
+	cities := []search.City{
+		storetest.CountryCity("Paris", "France", "fr", 2138551),
+		storetest.CountryCity("Priais", "France", "fr", 0),
+		storetest.CountryCity("Prainha", "Brazil", "br", 0),
+	}
+	for _, country := range []string{"Angola", "Brazil", "France", "Peru", "Chile", "Panama"} {
+		cities = append(cities, storetest.CountryCity("Prais", country, "", 0))
+	}
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	storetest.MustLoad(t, store, search.Large, cities...)
+	var asked []search.Query
+	svc := search.NewService(storetest.Wrap(store, func(_ context.Context, c storetest.Call) error {
+		if c.Method == "FindTypos" {
+			asked = append(asked, c.Query)
+		}
+		return nil
+	}))
+	for _, tc := range []struct {
+		name      string
+		req       search.Request
+		populated bool
+	}{
+		{"weak prefix matches", search.Request{Text: "prais"}, true},
+		{"with a location bias", search.Request{Text: "prais", Near: &search.Point{Lat: -8.8, Lon: 13.2}, BiasScale: 1}, false},
+		{"too few prefix matches", search.Request{Text: "prain"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked = nil
+			req := tc.req
+			req.Dataset, req.Limit, req.Fuzzy = search.Large, 10, true
+			if _, err := svc.Find(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) == 0 {
+				t.Fatal("no typo matches asked for")
+			}
+			for _, q := range asked {
+				if q.Populated != tc.populated {
+					t.Errorf("%q asked with Populated %t, want %t", q.Prefix, q.Populated, tc.populated)
+				}
+			}
+		})
 	}
 }
 

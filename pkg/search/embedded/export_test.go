@@ -21,3 +21,17 @@ func (s *Store) WalkTrie(ctx context.Context, d search.Dataset, visit func(path 
 
 // Misspell makes one or two random edits in q (see misspell).
 var Misspell = misspell
+
+// AwaitWalkAids waits until the typo walk's aids of dataset d's snapshot
+// are built (see snapshot.aidsBuilt), and reports whether it has the
+// nodes of known population (see popNodes).
+func (s *Store) AwaitWalkAids(ctx context.Context, d search.Dataset) (bool, error) {
+	s.mu.RLock()
+	snap, err := s.snapshot(ctx, d)
+	s.mu.RUnlock()
+	if err != nil {
+		return false, err
+	}
+	<-snap.aidsBuilt
+	return snap.popNodes.Load() != nil, nil
+}

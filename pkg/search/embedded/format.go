@@ -221,9 +221,10 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	s.words.grams = buildGrams(&s.words)
 	s.kids = s.shortChildren()
 	s.placesReady = make(chan struct{})
-	s.jumpsBuilt = make(chan struct{})
+	s.aidsBuilt = make(chan struct{})
 	go func() { // the data is Go memory: nothing to wait for before it goes
-		defer close(s.jumpsBuilt)
+		defer close(s.aidsBuilt)
+		s.popNodes.Store(buildPopNodes(s))
 		s.jumps.Store(buildJumps(s.trie))
 	}()
 	return s, nil

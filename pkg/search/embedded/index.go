@@ -169,18 +169,20 @@ func weight(pop int64, alt, whole bool) int64 {
 }
 
 // filter is what a query keeps of the cities in its range: those of its
-// countries, regions and box (see search.Query.Accepts).
+// countries, regions and box, and of known population when populated (see
+// search.Query.Accepts).
 type filter struct {
 	countries, regions []string
 	box                *search.Box
+	populated          bool
 }
 
 // newFilter returns q's filter, nil when it keeps every city.
 func newFilter(q *search.Query) *filter {
-	if len(q.Countries) == 0 && len(q.Regions) == 0 && q.Box == nil {
+	if len(q.Countries) == 0 && len(q.Regions) == 0 && q.Box == nil && !q.Populated {
 		return nil
 	}
-	return &filter{countries: q.Countries, regions: q.Regions, box: q.Box}
+	return &filter{countries: q.Countries, regions: q.Regions, box: q.Box, populated: q.Populated}
 }
 
 // accepts reports whether filter f (nil: keep all) keeps key k's city.
@@ -191,7 +193,10 @@ func (x *index) accepts(k uint32, f *filter) bool {
 	if x.words {
 		k, _ = x.wordRec(k)
 	}
-	r := x.s.rec(k) // an alternate name's record has its city's area
+	r := x.s.rec(k) // an alternate name's record has its city's area and population
+	if f.populated && r.pop() == 0 {
+		return false
+	}
 	a := &x.s.areas[r.area()]
 	if len(f.countries) > 0 && !containsString(f.countries, a.code) {
 		return false
@@ -298,14 +303,22 @@ func (x *index) listed(prefix string, f *filter, limit int, dst []uint32) ([]uin
 	}
 	var buf [search.MaxLimit]uint32
 	others := buf[:0]
+	whole := len(e.list)/4 < x.s.listCap // the list holds every city of the range
 	for j := 0; j < len(e.list) && len(others) < limit; j += 4 {
-		if i := le32(e.list, j); x.accepts(i, f) {
+		i := le32(e.list, j)
+		if f != nil && f.populated && x.pop(i) == 0 {
+			// The cities of known population rank before all others
+			// (see rankKeys): the list holds every one of the range.
+			whole = true
+			break
+		}
+		if x.accepts(i, f) {
 			others = append(others, i)
 		}
 	}
 	// The list holds the best listCap cities: a filter may need more
 	// than it has, and then the whole range is scanned.
-	if len(others) == limit || len(e.list)/4 < x.s.listCap {
+	if len(others) == limit || whole {
 		return x.merge(prefix, f, e.exactLo, e.exactHi, others, limit, dst), true
 	}
 	return nil, false

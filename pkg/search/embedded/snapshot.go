@@ -35,15 +35,17 @@ type snapshot struct {
 	names, words index
 	kids         []uint64 // see shortChildren
 	trie         *trie
-	// jumps are the two-edit walk's jump lists (see typojump.go), built
-	// beside the first searches once the snapshot is open (0.1–0.4 s for
-	// the full-size set, which serve's start would otherwise wait for);
-	// nil until then, and for a trie too shallow. jumpsBuilt is closed
-	// once they are. A walk without them finds the same corrections.
-	jumps      atomic.Pointer[jumps]
-	jumpsBuilt chan struct{}
-	count      int // records
-	cities     int
+	// popNodes and jumps help the typo walk (see typopop.go and
+	// typojump.go): built beside the first searches once the snapshot is
+	// open (0.1–0.4 s for the full-size set, which serve's start would
+	// otherwise wait for); nil until then, and for a trie too shallow.
+	// aidsBuilt is closed once both are. A walk without them finds the
+	// same corrections.
+	popNodes  atomic.Pointer[popNodes]
+	jumps     atomic.Pointer[jumps]
+	aidsBuilt chan struct{}
+	count     int // records
+	cities    int
 	// altNames holds every alternate name, city by city, aliasing the
 	// blob; altAt gives a city's as first<<32 | count.
 	altNames []string

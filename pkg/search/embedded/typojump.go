@@ -252,6 +252,9 @@ func (w *typoWalk) registerPlain(parent ref, reach uint64, d int, word, set uint
 	regs := st.regs
 	for ; set != 0; set &= set - 1 {
 		sym := bits.TrailingZeros64(set)
+		if w.pruned(d, child(word, sym)) {
+			continue
+		}
 		regs[child(word, sym)] = base | uint32(len(st.nodes))
 		st.nodes = append(st.nodes, asideNode{parent: parent, label: search.SlugBytes[sym]})
 	}
@@ -349,6 +352,9 @@ func scanJumps[T uint16 | uint32](w *typoWalk, st *jumpDepth, d int, list []T, g
 // land records the node that jump l lands on as follow would, with the
 // nodes of its path in aside.
 func (w *typoWalk) land(d int, l *landing) {
+	if w.pruned(d+jumpLen, l.node) {
+		return
+	}
 	w.aside = append(w.aside, asideNode{parent: l.parent, label: l.label},
 		asideNode{label: search.SlugBytes[l.syms[0]]}, asideNode{label: search.SlugBytes[l.syms[1]]})
 	at := ref(len(w.aside) - 3)

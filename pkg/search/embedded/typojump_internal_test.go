@@ -24,7 +24,7 @@ func geoNamesSnapshot(t *testing.T) *snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-s.jumpsBuilt
+	<-s.aidsBuilt
 	if s.jumps.Load() == nil {
 		t.Fatal("no jump lists")
 	}
@@ -158,7 +158,7 @@ func TestJumpsFindWhatTheWalkFinds(t *testing.T) {
 // walkCorrections walks s with w for query within edits, and describes the
 // corrections it finds and its range of prefix matches, sorted.
 func walkCorrections(w *typoWalk, s *snapshot, query string, edits int) []string {
-	w.init(s, query, edits)
+	w.init(s, query, edits, false)
 	w.run()
 	found, arena := w.corrections()
 	out := make([]string, 0, len(found)+1)

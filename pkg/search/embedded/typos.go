@@ -79,7 +79,7 @@ type typoHit struct {
 // built.
 func (s *snapshot) findTypos(q search.Query, maxEdits int) []search.Typo {
 	w := walkPool.Get().(*typoWalk)
-	w.init(s, q.Prefix, maxEdits)
+	w.init(s, q.Prefix, maxEdits, q.Populated)
 	w.run()
 	found, arena := w.corrections()
 	defer walkPool.Put(w) // w holds found, arena and hits until the answer is made

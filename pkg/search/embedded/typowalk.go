@@ -56,7 +56,8 @@ type typoWalk struct {
 	mask     uint64      // bits 0..n
 	peq      [256]uint64 // peq[b]: bit j set when query[j-1] == b
 	sym      [maxTypoQuery]uint64
-	roots    uint64 // the root's children the walk may enter: typos never cross scripts (see search.AltKey)
+	roots    uint64    // the root's children the walk may enter: typos never cross scripts (see search.AltKey)
+	pop      *popNodes // when the query keeps only cities of known population: the nodes that have some
 
 	// Every node queued, level after level: a level's nodes are appended
 	// while the previous level's are expanded.
@@ -140,8 +141,9 @@ type foundAt struct {
 
 var walkPool = sync.Pool{New: func() any { return new(typoWalk) }}
 
-// init readies w, perhaps used before, for query within maxEdits edits.
-func (w *typoWalk) init(s *snapshot, query string, maxEdits int) {
+// init readies w, perhaps used before, for query within maxEdits edits,
+// leaving out the nodes without cities of known population when populated.
+func (w *typoWalk) init(s *snapshot, query string, maxEdits int, populated bool) {
 	jd, gen, pending := w.jd, w.gen, w.pending
 	*w = typoWalk{
 		s: s, t: s.trie, query: query, n: len(query), e: maxEdits, maxDepth: len(query) + maxEdits,
@@ -153,6 +155,9 @@ func (w *typoWalk) init(s *snapshot, query string, maxEdits int) {
 		w.pending[d] = pending[d][:0]
 	}
 	mark, _ := trigramSymbol(search.ScriptMark)
+	if populated {
+		w.pop = s.popNodes.Load()
+	}
 	w.roots = childMask &^ (1 << mark)
 	if query[0] == search.ScriptMark {
 		w.roots = 1 << mark
@@ -307,6 +312,9 @@ func (w *typoWalk) keys(d int, k uint32) (uint32, uint32) {
 // a correction, and queues it if the walk goes below it: the decisions of
 // WalkTypos's visit.
 func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) {
+	if w.pruned(d, node) {
+		return
+	}
 	eq := w.peq[b]
 	tr := eq << 1 & w.peq[x.label] // the root's label, 0, is no query byte
 	var r [maxTypoEdits + 1]uint64
@@ -418,6 +426,9 @@ func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
 // enterPlain is enter for a child of open node self whose byte is not
 // near.
 func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node uint32) {
+	if w.pruned(d, node) {
+		return
+	}
 	if c.edits >= 0 {
 		w.found = append(w.found, foundAt{parent: self, node: node, depth: uint16(d), label: b, edits: uint8(c.edits)})
 	}
@@ -432,6 +443,9 @@ func (w *typoWalk) enterPlain(self ref, c *plainChild, b byte, d int, node uint3
 // lowest distance of its row, so the walk stops there; and no child of a
 // spent node is the query itself.
 func (w *typoWalk) follow(x *spentNode, self ref, b byte, d int, node, hi uint32) {
+	if w.pruned(d, node) {
+		return
+	}
 	eq := w.peq[b]
 	next := x.reach << 1 & eq
 	if x.trans != 0 {

@@ -230,8 +230,11 @@ func (s *Store) others(ctx context.Context, coll *mongo.Collection, q search.Que
 }
 
 // withFilters adds the filters of q (see search.Query.Accepts) to filter:
-// countries, regions and box.
+// countries, regions, box and population.
 func withFilters(filter bson.D, q *search.Query) bson.D {
+	if q.Populated {
+		filter = append(filter, bson.E{Key: "population", Value: bson.D{{Key: "$gt", Value: 0}}})
+	}
 	if len(q.Countries) > 0 {
 		filter = append(filter, bson.E{Key: "country_code", Value: bson.D{{Key: "$in", Value: q.Countries}}})
 	}

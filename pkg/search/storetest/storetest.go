@@ -86,6 +86,7 @@ func Run(t *testing.T, open Opener, opts ...Option) {
 		{"leaves out later words only past Lines", testLines},
 		{"filters by region", testRegions},
 		{"filters by box", testBox},
+		{"filters by population", testPopulated},
 		{"keeps local names", testLocalNames},
 		{"looks up cities by id", testLookup},
 		{"finds the cities around a point", testNearby},
@@ -630,6 +631,7 @@ func testReference(t *testing.T, open Opener, c config) {
 		for _, q := range []search.Query{
 			{Limit: 1}, {Limit: 10}, {Limit: search.MaxLimit},
 			{Limit: 10, Countries: []string{"cl"}}, {Limit: search.MaxLimit, Countries: []string{"no", "es"}},
+			{Limit: 10, Populated: true}, {Limit: 10, Countries: []string{"cl"}, Populated: true},
 		} {
 			q.Dataset, q.Prefix = search.Large, p
 			queries = append(queries, q)
@@ -653,7 +655,7 @@ func testReference(t *testing.T, open Opener, c config) {
 			t.Fatalf("%+v: %v", q, err)
 		}
 		if !SameFound(got, want) {
-			t.Errorf("prefix %q limit %d countries %q:\n got %q\nwant %q", q.Prefix, q.Limit, q.Countries, names(got), names(want))
+			t.Errorf("prefix %q limit %d countries %q populated %t:\n got %q\nwant %q", q.Prefix, q.Limit, q.Countries, q.Populated, names(got), names(want))
 		}
 	}
 }
@@ -811,6 +813,8 @@ func testTypoFinder(t *testing.T, open Opener) {
 		if i%5 == 0 {
 			q.Countries = []string{"cl", "es"}
 		}
+		q.Populated = i%4 == 1 // as the Service asks when prefix matches are weak
+
 		for edits := 1; edits <= 2; edits++ {
 			want, err := ref.FindTypos(t.Context(), q, edits)
 			if err != nil {
@@ -821,7 +825,7 @@ func testTypoFinder(t *testing.T, open Opener) {
 				t.Fatalf("%+v, %d edits: %v", q, edits, err)
 			}
 			if !slices.EqualFunc(got, want, sameTypo) {
-				t.Fatalf("%q limit %d countries %q, %d edits:\n got %v\nwant %v", p, q.Limit, q.Countries, edits, typoNames(got), typoNames(want))
+				t.Fatalf("%q limit %d countries %q populated %t, %d edits:\n got %v\nwant %v", p, q.Limit, q.Countries, q.Populated, edits, typoNames(got), typoNames(want))
 			}
 		}
 	}
@@ -1108,6 +1112,67 @@ func testBox(t *testing.T, open Opener) {
 				t.Errorf("got %q, want %q", n, tc.want)
 			}
 		})
+	}
+}
+
+func testPopulated(t *testing.T, open Opener) {
+	s := openStore(t, open)
+	MustLoad(t, s, search.Large,
+		CountryCity("Santiago", "Chile", "cl", 4837295),
+		CountryCity("Santa Cruz", "Chile", "cl", 0),
+		CountryCity("San Antonio", "Chile", "cl", 85000),
+		CountryCity("Sants", "Spain", "es", 0),
+		CountryCity("Santa Ana", "Spain", "es", 120),
+	)
+	cityNames := func(found []search.Found) []string {
+		var out []string
+		for _, f := range found {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		countries []string
+		want      []string
+	}{
+		{"populated only", nil, []string{"Santiago", "San Antonio", "Santa Ana"}},
+		{"and a country", []string{"cl"}, []string{"Santiago", "San Antonio"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Search(t.Context(), nil, search.Query{Dataset: search.Large, Prefix: "san", Limit: 10, Countries: tc.countries, Populated: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := cityNames(got); !slices.Equal(n, tc.want) {
+				t.Errorf("got %q, want %q", n, tc.want)
+			}
+		})
+	}
+	finder, ok := s.(search.TypoFinder)
+	if !ok {
+		return
+	}
+	// "santa" is one edit from "santi", "san-a" and "sants": Sants has
+	// no known population.
+	for _, tc := range []struct {
+		populated bool
+		want      []string
+	}{
+		{false, []string{"Santiago", "San Antonio", "Sants"}},
+		{true, []string{"Santiago", "San Antonio"}},
+	} {
+		typos, err := finder.FindTypos(t.Context(), search.Query{Dataset: search.Large, Prefix: "santa", Limit: 10, Populated: tc.populated}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ty := range typos {
+			got = append(got, ty.Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("typos of santa, populated %t: got %q, want %q", tc.populated, got, tc.want)
+		}
 	}
 }
 
