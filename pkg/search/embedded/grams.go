@@ -156,14 +156,35 @@ func (g *grams) span(p []byte) (from, to, k int) {
 	return int(g.starts3[code]), int(g.starts3[code+1]), 3
 }
 
-// buildGrams computes x's gram tables: one pass over its keys for 3-byte
-// strings, then for each long range one pass over its keys for the 4-byte
-// strings that split it. The work follows the keys, not the 1.9 million
-// 4-byte strings of the alphabet: a snapshot opens in the time it takes to
-// read its keys.
+// buildGrams computes x's gram tables in one pass over its keys, which
+// reads each key's slug once (mostly a cache miss): the starts of the
+// 3-byte strings, and the runs of keys that share their 4-byte floor; the
+// 4-byte starts of the long ranges follow from the runs. The work follows
+// the keys, not the 1.9 million 4-byte strings of the alphabet: a snapshot
+// opens in the time it takes to read its keys.
 func buildGrams(x *index) grams {
 	const n3 = trigramSymbols * trigramSymbols * trigramSymbols
-	g := grams{starts3: starts3(x)}
+	g := grams{starts3: make([]uint32, n3+1)}
+	// runs[k] is the first key of the k-th run of keys with the same
+	// 4-byte floor, and floors[k] that floor: floors grow with the keys.
+	var runs []uint32
+	var floors []int32
+	next := 0 // the first 3-byte code whose start is not known yet
+	for i := 0; i < x.n; i++ {
+		// A slug is not less than a 3-byte string t exactly when its
+		// floor, the greatest 3-byte string not above it, is not less
+		// than t; and so for 4 bytes.
+		slug := x.slug(uint32(i))
+		for f3 := gramFloor(slug, 3); next <= f3; next++ {
+			g.starts3[next] = uint32(i)
+		}
+		if f4 := int32(gramFloor(slug, 4)); len(floors) == 0 || floors[len(floors)-1] != f4 {
+			runs, floors = append(runs, uint32(i)), append(floors, f4)
+		}
+	}
+	for ; next <= n3; next++ {
+		g.starts3[next] = uint32(x.n)
+	}
 	g.chunk = make([]uint32, n3)
 	chunks := 0
 	for c := range n3 {
@@ -177,6 +198,7 @@ func buildGrams(x *index) grams {
 	}
 	const width = trigramSymbols + 1
 	g.starts4 = make([]uint32, chunks*width)
+	k := 0 // the first run whose floor is not less than the entry's string
 	for c3 := range n3 {
 		ch := g.chunk[c3]
 		if ch == 0 {
@@ -185,38 +207,18 @@ func buildGrams(x *index) grams {
 		// Chunk c3 holds the starts of t+b for each byte b, then of the
 		// string after t+'z', which is the next 3-byte string plus '-':
 		// entry sym is the first key whose 4-byte floor is not less than
-		// c3*trigramSymbols+sym. No key before the range of t can be
-		// one, and the floors grow with the keys.
+		// c3*trigramSymbols+sym.
 		starts := g.starts4[int(ch-1)*width : int(ch)*width]
-		i := int(g.starts3[c3])
 		for sym := range width {
-			code := c3*trigramSymbols + sym
-			for i < x.n && gramFloor(x.slug(uint32(i)), 4) < code {
-				i++
+			code := int32(c3*trigramSymbols + sym)
+			for k < len(floors) && floors[k] < code {
+				k++
 			}
-			starts[sym] = uint32(i)
+			starts[sym] = uint32(x.n)
+			if k < len(runs) {
+				starts[sym] = runs[k]
+			}
 		}
 	}
 	return g
-}
-
-// starts3 returns, for every 3-byte string t of the slug alphabet in code
-// order, the first key of x whose slug is not less than t, then the key
-// count.
-func starts3(x *index) []uint32 {
-	const n3 = trigramSymbols * trigramSymbols * trigramSymbols
-	starts := make([]uint32, n3+1)
-	next := 0 // the first code whose start is not known yet
-	for i := 0; i < x.n; i++ {
-		// A slug is not less than a 3-byte string t exactly when its
-		// floor, the greatest 3-byte string not above it, is not less
-		// than t. Floors grow with the slugs.
-		for floor := gramFloor(x.slug(uint32(i)), 3); next <= floor; next++ {
-			starts[next] = uint32(i)
-		}
-	}
-	for ; next <= n3; next++ {
-		starts[next] = uint32(x.n)
-	}
-	return starts
 }

@@ -76,5 +76,10 @@ func assertGramsAgree(t *testing.T, s *snapshot) {
 		if want := starts4Searched(x, x.grams); !slices.Equal(x.grams.starts4, want) {
 			t.Errorf("words %t: the 4-byte starts differ from those a binary search finds", x.words)
 		}
+		for code := range len(x.grams.starts3) {
+			if want := uint32(sort.Search(x.n, func(i int) bool { return gramFloor(x.slug(uint32(i)), 3) >= code })); x.grams.starts3[code] != want {
+				t.Fatalf("words %t: the start of 3-byte string %d is key %d, a binary search finds %d", x.words, code, x.grams.starts3[code], want)
+			}
+		}
 	}
 }
