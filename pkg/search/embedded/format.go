@@ -229,6 +229,7 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	s.aidsBuilt = make(chan struct{})
 	go func() { // the data is Go memory: nothing to wait for before it goes
 		defer close(s.aidsBuilt)
+		collapse(data)
 		s.popNodes.Store(buildPopNodes(s))
 		s.jumps.Store(buildJumps(s.trie))
 	}()
