@@ -1104,15 +1104,21 @@ func testBox(t *testing.T, open Opener) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var n []string
-			for _, f := range got {
-				n = append(n, f.Name)
-			}
-			if !slices.Equal(n, tc.want) {
+			if n := foundNames(got); !slices.Equal(n, tc.want) {
 				t.Errorf("got %q, want %q", n, tc.want)
 			}
 		})
 	}
+}
+
+// foundNames returns the names of the cities found, nil for none (see
+// cityNames for cities).
+func foundNames(found []search.Found) []string {
+	var out []string
+	for _, f := range found {
+		out = append(out, f.Name)
+	}
+	return out
 }
 
 func testPopulated(t *testing.T, open Opener) {
@@ -1124,13 +1130,6 @@ func testPopulated(t *testing.T, open Opener) {
 		CountryCity("Sants", "Spain", "es", 0),
 		CountryCity("Santa Ana", "Spain", "es", 120),
 	)
-	cityNames := func(found []search.Found) []string {
-		var out []string
-		for _, f := range found {
-			out = append(out, f.Name)
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		name      string
 		countries []string
@@ -1144,7 +1143,7 @@ func testPopulated(t *testing.T, open Opener) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := cityNames(got); !slices.Equal(n, tc.want) {
+			if n := foundNames(got); !slices.Equal(n, tc.want) {
 				t.Errorf("got %q, want %q", n, tc.want)
 			}
 		})
