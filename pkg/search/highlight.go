@@ -34,8 +34,8 @@ func MatchSpanAt(name string, offset, n int) Span {
 	if n <= 0 {
 		return Span{}
 	}
-	if isASCII(name) {
-		return asciiSpan(name, offset, n)
+	if sp, ok := asciiSpan(name, offset, n); ok {
+		return sp
 	}
 	return foldedSpan(name, offset, n)
 }
@@ -137,19 +137,14 @@ func (l *slugLength) addByte(c byte) {
 	}
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// asciiSpan is MatchSpanAt for an ASCII name, where a rune is a byte and
-// the slug grows as AppendSlug writes it, one byte of the name at a time:
-// no folding of ever longer prefixes.
-func asciiSpan(name string, offset, n int) Span {
+// asciiSpan is MatchSpanAt for a name whose letters are ASCII up to the
+// end of the span, where a rune is a byte and the slug grows as AppendSlug
+// writes it, one byte of the name at a time: no folding of ever longer
+// prefixes, and no reading of the name past the span. ok is false when a
+// byte of another rune comes first: then foldedSpan must fold the name.
+// Up to that byte the two count alike, so a span found before it is the
+// span foldedSpan finds.
+func asciiSpan(name string, offset, n int) (sp Span, ok bool) {
 	folded, start, gap := 0, -1, false
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -160,6 +155,8 @@ func asciiSpan(name string, offset, n int) Span {
 			}
 			gap = false
 			folded++
+		case c >= utf8.RuneSelf:
+			return Span{}, false
 		case c == '\'' || c == '`':
 			continue
 		default:
@@ -173,11 +170,11 @@ func asciiSpan(name string, offset, n int) Span {
 			start = i
 		}
 		if folded >= offset+n {
-			return Span{Start: start, End: i + 1}
+			return Span{Start: start, End: i + 1}, true
 		}
 	}
 	if start < 0 {
-		return Span{}
+		return Span{}, true
 	}
-	return Span{Start: start, End: len(name)}
+	return Span{Start: start, End: len(name)}, true
 }
