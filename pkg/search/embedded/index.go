@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"slices"
 	"unsafe"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -319,7 +320,9 @@ func (x *index) listed(prefix string, f *filter, limit int, dst []uint32) ([]uin
 	// The list holds the best listCap cities: a filter may need more
 	// than it has, and then the whole range is scanned.
 	if len(others) == limit || whole {
-		return x.merge(prefix, f, e.exactLo, e.exactHi, others, limit, dst), true
+		var multi [search.MaxLimit]bool
+		x.multiOf(others, multi[:])
+		return x.merge(prefix, f, e.exactLo, e.exactHi, others, multi[:len(others)], limit, dst), true
 	}
 	return nil, false
 }
@@ -381,8 +384,10 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 	// The best limit others by rank, one per city, kept sorted by
 	// insertion with their ranks beside them: once limit are in, most
 	// keys are turned away by one comparison with the worst.
+	// Their multi flags are kept beside them too, for the merge.
 	var top [search.MaxLimit]uint32
 	var ranks [search.MaxLimit]uint64
+	var multi [search.MaxLimit]bool
 	n := 0
 	for i := uint32(exactHi); i < uint32(hi); i++ {
 		r := x.order(i)
@@ -392,13 +397,15 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 		if !x.accepts(i, f) {
 			continue
 		}
-		if x.multi(i) { // its city may be in already, through a better key or a worse one
-			if j := x.cityIndex(top[:n], x.city(i)); j >= 0 {
+		m := x.multi(i)
+		if m { // its city may be in already, through a better key or a worse one
+			if j := x.cityIndex(top[:n], multi[:n], x.city(i)); j >= 0 {
 				if ranks[j] < r {
 					continue
 				}
 				copy(top[j:n], top[j+1:n])
 				copy(ranks[j:n], ranks[j+1:n])
+				copy(multi[j:n], multi[j+1:n])
 				n--
 			}
 		}
@@ -407,18 +414,30 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 		}
 		at := n
 		for ; at > 0 && r < ranks[at-1]; at-- {
-			top[at], ranks[at] = top[at-1], ranks[at-1]
+			top[at], ranks[at], multi[at] = top[at-1], ranks[at-1], multi[at-1]
 		}
-		top[at], ranks[at] = i, r
+		top[at], ranks[at], multi[at] = i, r, m
 		n++
 	}
-	return x.merge(prefix, f, uint32(lo), uint32(exactHi), top[:n], limit, dst)
+	return x.merge(prefix, f, uint32(lo), uint32(exactHi), top[:n], multi[:n], limit, dst)
 }
 
-// cityIndex returns the position in keys of a key of city c, or -1.
-func (x *index) cityIndex(keys []uint32, c uint32) int {
+// multiOf sets multi[i] to whether keys[i] is multi (see multi), in a loop
+// of its own: the records of a heavy prefix's list are all over the
+// snapshot, mostly in no cache yet, and reads issued together overlap,
+// where those of merge's steps, each after a comparison, wait on the last.
+func (x *index) multiOf(keys []uint32, multi []bool) {
+	for i, k := range keys {
+		multi[i] = x.multi(k)
+	}
+}
+
+// cityIndex returns the position in keys of a key of city c, or -1;
+// multi[j] says whether keys[j] is multi: only such a key's city may have
+// another key.
+func (x *index) cityIndex(keys []uint32, multi []bool, c uint32) int {
 	for j, k := range keys {
-		if x.multi(k) && x.city(k) == c {
+		if multi[j] && x.city(k) == c {
 			return j
 		}
 	}
@@ -428,12 +447,15 @@ func (x *index) cityIndex(keys []uint32, c uint32) int {
 // merge appends to dst the best limit of the whole-name matches
 // [exact, exactHi) that f accepts, which are in rank order, one per city,
 // and others, the best other matches in rank order, one per city,
-// comparing across the two with the exact boost. A city found both ways
-// comes once, through the key that ranks first: usually its exact key, but
-// not when that is an alternate name's and the other is its main name's
+// comparing across the two with the exact boost; multi[i] says whether
+// others[i] is multi (see multiOf). A city found both ways comes once,
+// through the key that ranks first: usually its exact key, but not when
+// that is an alternate name's and the other is its main name's
 // (search.AltDivisor outweighs search.ExactBoost).
-func (x *index) merge(prefix string, f *filter, exact, exactHi uint32, others []uint32, limit int, dst []uint32) []uint32 {
-	start := len(dst)
+func (x *index) merge(prefix string, f *filter, exact, exactHi uint32, others []uint32, multi []bool, limit int, dst []uint32) []uint32 {
+	// The cities of the multi keys taken: only those may come again.
+	var cities [search.MaxLimit]uint32
+	taken := cities[:0]
 	for len(dst) < limit {
 		for exact < exactHi && !x.accepts(exact, f) {
 			exact++
@@ -442,15 +464,20 @@ func (x *index) merge(prefix string, f *filter, exact, exactHi uint32, others []
 			break
 		}
 		var k uint32
+		var m bool
 		if len(others) == 0 || (exact < exactHi && x.compare(prefix, exact, others[0]) <= 0) {
-			k = exact
+			k, m = exact, x.multi(exact)
 			exact++
 		} else {
-			k = others[0]
-			others = others[1:]
+			k, m = others[0], multi[0]
+			others, multi = others[1:], multi[1:]
 		}
-		if x.multi(k) && x.cityIndex(dst[start:], x.city(k)) >= 0 {
-			continue
+		if m {
+			c := x.city(k)
+			if slices.Contains(taken, c) {
+				continue
+			}
+			taken = append(taken, c)
 		}
 		dst = append(dst, k)
 	}
