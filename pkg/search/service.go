@@ -284,12 +284,7 @@ func (s *Service) find(ctx context.Context, f *finder, q Query, req Request, qua
 			found = f.withTypos(found, typos, q, edits, b, above)
 		}
 	}
-	res.Hits = f.newHits(len(found))
-	var ahead byte
-	for i := range found {
-		ahead |= first(found[i].Key.Slug) | first(found[i].Name)
-	}
-	f.ahead = ahead
+	res.Hits = f.newHits(len(found)) // their keys and names read ahead already (see fetch and withTypos)
 	for i := range found {
 		setHit(&res.Hits[i], found[i].Found, len(found[i].prefix), found[i].edits, req.Near, f.loc)
 	}
@@ -767,6 +762,13 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 	}
 	// Later fetches append after these, as search does after its answers.
 	out := f.matches[start:len(f.matches):len(f.matches)]
+	// The keys and names, which the dedup below compares and setHit
+	// reads, read ahead together (see first).
+	var ahead byte
+	for i := range out {
+		ahead |= first(out[i].Key.Slug) | first(out[i].Name)
+	}
+	f.ahead = ahead
 	if len(variants) == 1 && !f.ended {
 		// One search: the store's order is CompareFound's for the text
 		// scored (see Store.Search), which is how compareRanked breaks
