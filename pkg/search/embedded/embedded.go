@@ -326,7 +326,7 @@ func (s *Store) reload(d search.Dataset) error {
 	// the next reload maps the newer one.
 	// The previous snapshot needs no closing: it is memory, and results
 	// that still point into it keep it alive.
-	s.log.Debug("dataset read", "dataset", d, "cities", snap.cities, "keys", snap.count+snap.words.n, "heavy_prefixes", len(snap.names.heavy)+len(snap.words.heavy))
+	s.log.Debug("dataset read", "dataset", d, "cities", snap.cities, "keys", snap.count+snap.words.n, "heavy_prefixes", snap.names.heavy.len()+snap.words.heavy.len())
 	if old != nil { // a new import replaces the dataset this process answers from
 		s.log.Info("dataset reloaded", "dataset", d, "cities", snap.cities)
 	}

@@ -280,7 +280,7 @@ func (s *snapshot) parseAltNames(index, lens []byte, nCities, nAlts int) error {
 // has checked the size of heavy.
 func (x *index) parseHeavy(heavy, lists []byte, n int) error {
 	blob := x.s.blob
-	x.heavy = make(map[string]heavyEntry, n)
+	x.heavy = newHeavyPrefixes(n)
 	for i := range n {
 		h := readHeavyRef(heavy[i*heavySize:])
 		if err := h.validate(i, uint64(len(blob)), x.n, len(lists)); err != nil {
@@ -292,7 +292,7 @@ func (x *index) parseHeavy(heavy, lists []byte, n int) error {
 				return fmt.Errorf("%w: heavy list %d out of bounds", errCorrupt, i)
 			}
 		}
-		x.heavy[aliasString(h.prefix.bytes(blob))] = heavyEntry{exactLo: h.exactLo, exactHi: h.exactHi, list: list}
+		x.heavy.set(aliasString(h.prefix.bytes(blob)), heavyEntry{exactLo: h.exactLo, exactHi: h.exactHi, list: list})
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ type index struct {
 	keys  []byte // words: wordKeySize bytes per key (see wordShape)
 	shape wordShape
 	grams grams
-	heavy map[string]heavyEntry // keys alias the blob
+	heavy heavyPrefixes
 }
 
 // wordKey returns word key k as an integer: comparing two compares their
@@ -298,7 +298,7 @@ func (x *index) listed(prefix string, f *filter, limit int, dst []uint32) ([]uin
 	if limit > x.s.listCap {
 		return nil, false
 	}
-	e, ok := x.heavy[prefix]
+	e, ok := x.heavy.get(prefix)
 	if !ok {
 		return nil, false
 	}

@@ -25,6 +25,60 @@ type heavyEntry struct {
 	list             []byte // uint32 key indexes
 }
 
+// heavyPrefixes are the heavy prefixes of an index, by prefix: those of
+// up to shortHeavyBytes bytes (nearly all) by their bytes and length in a
+// word, so that a lookup hashes a word and compares keys without reading
+// the blob, where a heavy prefix's bytes are mostly in no cache; the
+// others by the prefix itself.
+type heavyPrefixes struct {
+	short map[uint64]heavyEntry
+	long  map[string]heavyEntry // keys alias the blob
+}
+
+// shortHeavyBytes is the longest prefix that shortHeavyKey packs.
+const shortHeavyBytes = 7
+
+// shortHeavyKey returns prefix as a key of heavyPrefixes.short: its bytes,
+// the first lowest, and its length in the top byte; ok is false when it
+// is longer than shortHeavyBytes.
+func shortHeavyKey(prefix string) (key uint64, ok bool) {
+	if len(prefix) > shortHeavyBytes {
+		return 0, false
+	}
+	key = uint64(len(prefix)) << 56
+	for i := 0; i < len(prefix); i++ {
+		key |= uint64(prefix[i]) << (8 * i)
+	}
+	return key, true
+}
+
+// newHeavyPrefixes returns heavyPrefixes with room for n.
+func newHeavyPrefixes(n int) heavyPrefixes {
+	return heavyPrefixes{short: make(map[uint64]heavyEntry, n), long: map[string]heavyEntry{}}
+}
+
+// set makes e the entry of prefix, which aliases the blob.
+func (h *heavyPrefixes) set(prefix string, e heavyEntry) {
+	if k, ok := shortHeavyKey(prefix); ok {
+		h.short[k] = e
+		return
+	}
+	h.long[prefix] = e
+}
+
+// len is how many heavy prefixes h holds.
+func (h *heavyPrefixes) len() int { return len(h.short) + len(h.long) }
+
+// get returns the entry of prefix, if it is heavy.
+func (h *heavyPrefixes) get(prefix string) (heavyEntry, bool) {
+	if k, ok := shortHeavyKey(prefix); ok {
+		e, found := h.short[k]
+		return e, found
+	}
+	e, found := h.long[prefix]
+	return e, found
+}
+
 // snapshot is an open snapshot file, held in memory.
 type snapshot struct {
 	data    []byte
