@@ -52,7 +52,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	}
 	altSlug := func(k altKey) []byte {
 		a := &alts[k.alt]
-		return src.blob[a.slugOff : a.slugOff+uint32(a.slugLen)]
+		return src.arena.at(int(a.slugOff), int(a.slugLen))
 	}
 	slices.SortFunc(altKeys, func(x, y altKey) int {
 		if c := bytes.Compare(altSlug(x), altSlug(y)); c != 0 {
@@ -93,7 +93,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	var err error
 	dst := &snapshot{
 		records: make([]byte, 0, total*recordSize),
-		blob:    make([]byte, 0, len(src.blob)),
+		blob:    make([]byte, 0, src.arena.len()),
 		areas:   b.areas,
 		count:   total,
 		cities:  len(cities),
@@ -143,7 +143,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 		rec.slugOff = uint32(len(dst.blob))
 		rec.put(nr[:])
 		dst.records = append(dst.records, nr[:]...)
-		dst.blob = append(dst.blob, src.blob[off:off+n]...)
+		dst.blob = append(dst.blob, src.arena.at(int(off), int(n))...)
 	}
 	out.altIndex = appendAltIndex(out.altIndex, math.MaxUint32, uint32(nAlts))
 	local.end(out)
@@ -166,7 +166,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 // are a and b (main name or alternate name as aAlt and bAlt say), as
 // search.CompareFound orders two whole-name matches of that slug:
 // search.CompareKeys (population, then main name first), then the cities.
-func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
+func compareBuilt(s cityOrder, a uint32, aAlt bool, b uint32, bAlt bool) int {
 	// Both keys are the whole query: which slug that is does not matter to
 	// the order, so the empty one stands for it.
 	if c := search.CompareKeys("", wholeKey(aAlt), s.pop(a), "", wholeKey(bAlt), s.pop(b)); c != 0 {
@@ -175,9 +175,16 @@ func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
 	return s.compareCities(a, b)
 }
 
-// mainTieBreak orders main-name keys of one slug as compareBuilt does,
+// cityOrder is what compareBuilt reads of the cities it orders: those of
+// a snapshot, or those of a builder as read (see readOrder).
+type cityOrder interface {
+	pop(i uint32) int64
+	compareCities(i, j uint32) int
+}
+
+// mainTieBreak orders main-name keys of one slug of s as compareBuilt does,
 // given the record of each key and its tieKey.
-func (s *snapshot) mainTieBreak(rec func(k uint32) uint32, key func(k uint32) uint64) tieBreak {
+func mainTieBreak(s cityOrder, rec func(k uint32) uint32, key func(k uint32) uint64) tieBreak {
 	return tieBreak{key: key, compare: func(a, b uint32) int { return compareBuilt(s, rec(a), false, rec(b), false) }}
 }
 
@@ -206,8 +213,8 @@ func wholeKey(alt bool) search.NameKey {
 // ties by population then by city, then as read, less duplicates: of the
 // cities with the same slug and area, the first (see search.KeepFirst; an
 // area stands for the rest of a search.Key).
-func sortCities(s *snapshot) []uint32 {
-	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, s.mainTieBreak(func(i uint32) uint32 { return i },
+func sortCities(s *readOrder) []uint32 {
+	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, mainTieBreak(s, func(i uint32) uint32 { return i },
 		func(i uint32) uint64 { return tieKey(s.rec(i).pop(), nameHead(s.name(i))) }))
 	return search.KeepFirst(perm, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
 		func(i *uint32) uint32 { return s.rec(*i).area() })
