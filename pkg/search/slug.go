@@ -21,15 +21,19 @@ func Slug(s string) string {
 	return string(AppendSlug(nil, s))
 }
 
-// AppendSlug appends Slug(s) to dst; it allocates nothing for ASCII input
-// when dst has room.
-func AppendSlug(dst []byte, s string) []byte {
+// AppendSlug appends Slug(s) to dst, for s a string or its bytes; it
+// allocates nothing for ASCII input when dst has room.
+func AppendSlug[S ~string | ~[]byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			s = unidecode.Unidecode(s)
-			break
+			return appendASCIISlug(dst, unidecode.Unidecode(string(s)))
 		}
 	}
+	return appendASCIISlug(dst, s)
+}
+
+// appendASCIISlug is AppendSlug for s of ASCII bytes.
+func appendASCIISlug[S ~string | ~[]byte](dst []byte, s S) []byte {
 	start := len(dst)
 	gap := false
 	for i := 0; i < len(s); i++ {

@@ -80,6 +80,9 @@ func FuzzSlug(f *testing.F) {
 		if again := search.Slug(got); again != got {
 			t.Fatalf("Slug is not idempotent: %q → %q → %q", s, got, again)
 		}
+		if fromBytes := string(search.AppendSlug([]byte("x"), []byte(s))); fromBytes != "x"+got {
+			t.Fatalf("AppendSlug of the bytes of %q appends %q, Slug is %q", s, fromBytes[1:], got)
+		}
 	})
 }
 
