@@ -22,9 +22,7 @@ type builder struct {
 	// first alternate name, then len(alts).
 	altFirst []uint32
 	areas    []area
-	areaIdx  map[area]uint32
-	lastArea area // rows come grouped by country and region: skip the map
-	lastIdx  uint32
+	areaOf   search.AreaNumbers // numbers areas as the indexes of theirs
 	count    int
 	local    localBuild // every city's local names
 }
@@ -39,7 +37,7 @@ type altBuild struct {
 }
 
 func newBuilder() *builder {
-	return &builder{areaIdx: make(map[area]uint32), altFirst: []uint32{0}}
+	return &builder{altFirst: []uint32{0}}
 }
 
 func (b *builder) add(c *search.City) error {
@@ -56,16 +54,9 @@ func (b *builder) add(c *search.City) error {
 		block += len(alt)
 	}
 	b.arena.reserve(block)
-	a := area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region}
-	ai := b.lastIdx
-	if a != b.lastArea || len(b.areas) == 0 {
-		var ok bool
-		if ai, ok = b.areaIdx[a]; !ok {
-			ai = uint32(len(b.areas))
-			b.areas = append(b.areas, a)
-			b.areaIdx[a] = ai
-		}
-		b.lastArea, b.lastIdx = a, ai
+	ai, newArea := b.areaOf.Number(c)
+	if newArea {
+		b.areas = append(b.areas, area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region})
 	}
 	rec := cityRecord{
 		slugOff: uint32(b.arena.len()), slugLen: uint16(len(c.Slug)), nameLen: uint16(len(c.Name)),
