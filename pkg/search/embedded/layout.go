@@ -104,46 +104,61 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	}
 	altRecs := make(map[uint32][]uint32) // the records of each city's alternate names' keys
 	nAlts := 0
-	for _, o := range order {
-		var nr [recordSize]byte
-		if o&altKeyBit != 0 {
-			k := altKeys[o&^altKeyBit]
-			c := cities[k.city]
-			cr := src.rec(c)
-			slug := altSlug(k)
-			rec := altRecord{
-				slugOff: uint32(len(dst.blob)), slugLen: uint16(len(slug)), area: cr.area(), pop: cr.pop(),
-				city: recOf[k.city], name: k.alt - altFirst[c] + 1,
+	// The layout reads the records and strings of the cities as read in
+	// no order at all, most often cache misses: it reads a batch's ahead
+	// (see readOrder.touch).
+	var ahead [layoutBatch]uint32
+	for start := 0; start < len(order); start += layoutBatch {
+		batch := order[start:min(start+layoutBatch, len(order))]
+		for j, o := range batch {
+			if o&altKeyBit != 0 {
+				ahead[j] = cities[altKeys[o&^altKeyBit].city]
+			} else {
+				ahead[j] = cities[o]
 			}
+		}
+		src.touch(ahead[:len(batch)])
+		for _, o := range batch {
+			var nr [recordSize]byte
+			if o&altKeyBit != 0 {
+				k := altKeys[o&^altKeyBit]
+				c := cities[k.city]
+				cr := src.rec(c)
+				slug := altSlug(k)
+				rec := altRecord{
+					slugOff: uint32(len(dst.blob)), slugLen: uint16(len(slug)), area: cr.area(), pop: cr.pop(),
+					city: recOf[k.city], name: k.alt - altFirst[c] + 1,
+				}
+				rec.put(nr[:])
+				altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
+				dst.records = append(dst.records, nr[:]...)
+				dst.blob = append(dst.blob, slug...)
+				out.altNameKeys++
+				continue
+			}
+			i := cities[o]
+			rec := src.rec(i).city()
+			if hasAltKeys[o] {
+				rec.flags |= flagMulti
+			}
+			first, end := altFirst[i], altFirst[i+1]
+			if first < end {
+				rec.flags |= flagAltNames
+				out.altIndex = appendAltIndex(out.altIndex, uint32(len(dst.records)/recordSize), uint32(nAlts))
+			}
+			n := uint32(rec.slugLen) + uint32(rec.nameLen)
+			for a := first; a < end; a++ {
+				n += uint32(alts[a].nameLen)
+				out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
+				nAlts++
+			}
+			local.lay(out, i, uint32(len(dst.records)/recordSize))
+			off := rec.slugOff
+			rec.slugOff = uint32(len(dst.blob))
 			rec.put(nr[:])
-			altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
 			dst.records = append(dst.records, nr[:]...)
-			dst.blob = append(dst.blob, slug...)
-			out.altNameKeys++
-			continue
+			dst.blob = append(dst.blob, src.arena.at(int(off), int(n))...)
 		}
-		i := cities[o]
-		rec := src.rec(i).city()
-		if hasAltKeys[o] {
-			rec.flags |= flagMulti
-		}
-		first, end := altFirst[i], altFirst[i+1]
-		if first < end {
-			rec.flags |= flagAltNames
-			out.altIndex = appendAltIndex(out.altIndex, uint32(len(dst.records)/recordSize), uint32(nAlts))
-		}
-		n := uint32(rec.slugLen) + uint32(rec.nameLen)
-		for a := first; a < end; a++ {
-			n += uint32(alts[a].nameLen)
-			out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
-			nAlts++
-		}
-		local.lay(out, i, uint32(len(dst.records)/recordSize))
-		off := rec.slugOff
-		rec.slugOff = uint32(len(dst.blob))
-		rec.put(nr[:])
-		dst.records = append(dst.records, nr[:]...)
-		dst.blob = append(dst.blob, src.arena.at(int(off), int(n))...)
 	}
 	out.altIndex = appendAltIndex(out.altIndex, math.MaxUint32, uint32(nAlts))
 	local.end(out)
@@ -161,6 +176,11 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	out.snapshot = dst
 	return out, nil
 }
+
+// layoutBatch is how many keys the layout reads ahead at once: enough
+// cache misses in flight to overlap, and few enough that what they bring
+// stays in the caches until used.
+const layoutBatch = 64
 
 // compareBuilt orders two keys of one slug, of the cities whose records
 // are a and b (main name or alternate name as aAlt and bAlt say), as
