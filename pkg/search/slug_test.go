@@ -118,3 +118,12 @@ func TestAltKey(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkAppendSlugBytes(b *testing.B) {
+	name := []byte("São Paulo de Olivença")
+	b.ReportAllocs()
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = search.AppendSlug(buf[:0], name)
+	}
+}
