@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -232,10 +233,20 @@ func wholeKey(alt bool) search.NameKey {
 // sortCities returns the records of s (cities as read) ordered by slug,
 // ties by population then by city, then as read, less duplicates: of the
 // cities with the same slug and area, the first (see search.KeepFirst; an
-// area stands for the rest of a search.Key).
+// area stands for the rest of a search.Key). The duplicates of the sort's
+// two parts, which share no slug, are dropped on a core each.
 func sortCities(s *readOrder) []uint32 {
-	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, mainTieBreak(s, func(i uint32) uint32 { return i },
+	perm, upper := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, mainTieBreak(s, func(i uint32) uint32 { return i },
 		func(i uint32) uint64 { return tieKey(s.rec(i).pop(), nameHead(s.name(i))) }))
-	return search.KeepFirst(perm, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
-		func(i *uint32) uint32 { return s.rec(*i).area() })
+	keepFirst := func(part []uint32) []uint32 {
+		return search.KeepFirst(part, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
+			func(i *uint32) uint32 { return s.rec(*i).area() })
+	}
+	var lower []uint32
+	var wg sync.WaitGroup
+	wg.Go(func() { lower = keepFirst(perm[:upper]) })
+	kept := keepFirst(perm[upper:])
+	wg.Wait()
+	n := copy(perm[len(lower):], kept)
+	return perm[:len(lower)+n]
 }
