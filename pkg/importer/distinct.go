@@ -92,14 +92,8 @@ type keyTable struct {
 	entries [][]keyEntry
 	n       int32 // entries held
 	blocks  [][]byte
-	areas   []keyArea
-	areaOf  map[keyArea]uint32
-	// lastArea is the area of the previous city.
-	lastArea uint32
+	areas   search.AreaNumbers // the part of a search.Key besides its slug
 }
-
-// keyArea is the part of a search.Key besides its slug.
-type keyArea struct{ countryCode, country, subcountry, region string }
 
 // keyEntry is one Key: its slug and the name of its best city, each after
 // its length as a uvarint, at blocks[block][off:], and what else BySlug
@@ -134,21 +128,7 @@ type keyHash struct {
 
 // locate returns where c's Key is, numbering its area if it is new.
 func (t *keyTable) locate(c *search.City) keyHash {
-	if t.areaOf == nil {
-		t.areaOf = make(map[keyArea]uint32)
-	}
-	ka := keyArea{c.CountryCode, c.Country, c.Subcountry, c.Region}
-	area := t.lastArea
-	if len(t.areas) == 0 || t.areas[area] != ka {
-		// Files list a region's cities together: most rows skip the map.
-		var ok bool
-		if area, ok = t.areaOf[ka]; !ok {
-			area = uint32(len(t.areas))
-			t.areas = append(t.areas, ka)
-			t.areaOf[ka] = area
-		}
-		t.lastArea = area
-	}
+	area, _ := t.areas.Number(c)
 	if t.derive && c.ID == 0 {
 		return keyHash{area, true, search.KeyHash(c)}
 	}

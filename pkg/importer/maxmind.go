@@ -31,7 +31,7 @@ type MaxMindReader struct {
 // its own.
 type maxmindParser struct {
 	text      []byte // Latin-1 → UTF-8 scratch
-	slug      []byte
+	names     []byte // scratch of a row's name then its slug, made one string
 	code      []byte // lower-cased country code scratch
 	countries countryNames
 	regions   interner
@@ -82,13 +82,14 @@ func (r *maxmindParser) parse(line []byte) (search.City, string) {
 	}
 
 	var c search.City
-	c.Name = strings.TrimSpace(r.decode(bytes.TrimSpace(f[2])))
-	if c.Name == "" {
+	r.text = appendDecoded(r.text[:0], bytes.TrimSpace(f[2]))
+	name := bytes.TrimSpace(r.text)
+	if len(name) == 0 {
 		return search.City{}, "empty name"
 	}
-	r.slug = search.AppendSlug(r.slug[:0], c.Name)
-	if len(r.slug) == 0 {
-		return search.City{}, fmt.Sprintf("name %s has no letters or digits", quote(c.Name))
+	r.names = search.AppendSlug(append(r.names[:0], name...), name)
+	if len(r.names) == len(name) {
+		return search.City{}, fmt.Sprintf("name %s has no letters or digits", quote(name))
 	}
 	code := bytes.TrimSpace(f[0])
 	if len(code) == 0 {
@@ -112,7 +113,8 @@ func (r *maxmindParser) parse(line []byte) (search.City, string) {
 		return search.City{}, fmt.Sprintf("invalid longitude %s", quote(f[6]))
 	}
 	c.HasLocation = true
-	c.Slug = string(r.slug)
+	names := string(r.names) // the name and the slug in one allocation
+	c.Name, c.Slug = names[:len(name)], names[len(name):]
 	co := r.countries.lookup(r.code)
 	c.CountryCode, c.Country = co.code, co.name
 	c.Region = r.regions.get(f[3])
@@ -198,16 +200,26 @@ func parseDecimal(b []byte) (float64, bool) {
 // decode returns b as UTF-8 by the package's per-field rule: ASCII and valid
 // UTF-8 are taken as they are, anything else is Latin-1.
 func (r *maxmindParser) decode(b []byte) string {
+	r.text = appendDecoded(r.text[:0], b)
+	return string(r.text)
+}
+
+// appendDecoded appends b to dst as UTF-8, by decode's rule.
+func appendDecoded(dst, b []byte) []byte {
 	i := 0
 	for i < len(b) && b[i] < utf8.RuneSelf {
 		i++
 	}
 	if i == len(b) || utf8.Valid(b[i:]) {
-		return string(b)
+		return append(dst, b...)
 	}
-	r.text = append(r.text[:0], b[:i]...)
-	for _, c := range b[i:] {
-		r.text = utf8.AppendRune(r.text, rune(c)) // Latin-1 is the first 256 code points
+	return appendLatin1(append(dst, b[:i]...), b[i:])
+}
+
+// appendLatin1 appends the Latin-1 bytes b to dst as UTF-8.
+func appendLatin1(dst, b []byte) []byte {
+	for _, c := range b {
+		dst = utf8.AppendRune(dst, rune(c)) // Latin-1 is the first 256 code points
 	}
-	return string(r.text)
+	return dst
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gosimple/unidecode"
 )
@@ -21,15 +22,31 @@ func Slug(s string) string {
 	return string(AppendSlug(nil, s))
 }
 
-// AppendSlug appends Slug(s) to dst; it allocates nothing for ASCII input
-// when dst has room.
-func AppendSlug(dst []byte, s string) []byte {
+// AppendSlug appends Slug(s) to dst, for s a string or its bytes; it
+// allocates nothing for ASCII input when dst has room.
+func AppendSlug[S ~string | ~[]byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			s = unidecode.Unidecode(s)
-			break
+			return appendASCIISlug(dst, unidecode.Unidecode(viewString(s)))
 		}
 	}
+	return appendASCIISlug(dst, s)
+}
+
+// viewString returns s as a string without copying its bytes, for a
+// function that reads the string only while it runs (unidecode.Unidecode).
+func viewString[S ~string | ~[]byte](s S) string {
+	switch v := any(s).(type) {
+	case []byte:
+		return unsafe.String(unsafe.SliceData(v), len(v))
+	case string:
+		return v
+	}
+	return string(s)
+}
+
+// appendASCIISlug is AppendSlug for s of ASCII bytes.
+func appendASCIISlug[S ~string | ~[]byte](dst []byte, s S) []byte {
 	start := len(dst)
 	gap := false
 	for i := 0; i < len(s); i++ {

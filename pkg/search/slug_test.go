@@ -80,6 +80,9 @@ func FuzzSlug(f *testing.F) {
 		if again := search.Slug(got); again != got {
 			t.Fatalf("Slug is not idempotent: %q → %q → %q", s, got, again)
 		}
+		if fromBytes := string(search.AppendSlug([]byte("x"), []byte(s))); fromBytes != "x"+got {
+			t.Fatalf("AppendSlug of the bytes of %q appends %q, Slug is %q", s, fromBytes[1:], got)
+		}
 	})
 }
 
@@ -113,5 +116,14 @@ func TestAltKey(t *testing.T) {
 		if got := search.Unmarked(search.AltKey(tc.name)); got != search.Slug(tc.name) {
 			t.Errorf("Unmarked(AltKey(%q)) = %q, want its slug %q", tc.name, got, search.Slug(tc.name))
 		}
+	}
+}
+
+func BenchmarkAppendSlugBytes(b *testing.B) {
+	name := []byte("São Paulo de Olivença")
+	b.ReportAllocs()
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = search.AppendSlug(buf[:0], name)
 	}
 }

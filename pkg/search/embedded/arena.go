@@ -22,9 +22,7 @@ type builder struct {
 	// first alternate name, then len(alts).
 	altFirst []uint32
 	areas    []area
-	areaIdx  map[area]uint32
-	lastArea area // rows come grouped by country and region: skip the map
-	lastIdx  uint32
+	areaOf   search.AreaNumbers // numbers areas as the indexes of theirs
 	count    int
 	local    localBuild // every city's local names
 }
@@ -39,7 +37,7 @@ type altBuild struct {
 }
 
 func newBuilder() *builder {
-	return &builder{areaIdx: make(map[area]uint32), altFirst: []uint32{0}}
+	return &builder{altFirst: []uint32{0}}
 }
 
 func (b *builder) add(c *search.City) error {
@@ -49,16 +47,16 @@ func (b *builder) add(c *search.City) error {
 	if err := b.local.add(uint32(b.count), c); err != nil {
 		return err
 	}
-	a := area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region}
-	ai := b.lastIdx
-	if a != b.lastArea || len(b.areas) == 0 {
-		var ok bool
-		if ai, ok = b.areaIdx[a]; !ok {
-			ai = uint32(len(b.areas))
-			b.areas = append(b.areas, a)
-			b.areaIdx[a] = ai
-		}
-		b.lastArea, b.lastIdx = a, ai
+	// A city's slug, name and alternate names lie in one chunk of the
+	// arena, where the layout reads them in place (see readOrder).
+	block := len(c.Slug) + len(c.Name)
+	for _, alt := range c.AltNames {
+		block += len(alt)
+	}
+	b.arena.reserve(block)
+	ai, newArea := b.areaOf.Number(c)
+	if newArea {
+		b.areas = append(b.areas, area{country: c.Country, code: c.CountryCode, subcountry: c.Subcountry, region: c.Region})
 	}
 	rec := cityRecord{
 		slugOff: uint32(b.arena.len()), slugLen: uint16(len(c.Slug)), nameLen: uint16(len(c.Name)),
@@ -84,6 +82,7 @@ func (b *builder) add(c *search.City) error {
 		if slug == "" || slug == c.Slug || len(slug) > math.MaxUint16 || b.hasAltKey(b.alts[first:first+i], slug) {
 			continue
 		}
+		b.arena.reserve(len(slug))
 		b.alts[first+i].slugOff, b.alts[first+i].slugLen = uint32(b.arena.len()), uint16(len(slug))
 		b.arena.writeString(slug)
 	}
@@ -92,16 +91,73 @@ func (b *builder) add(c *search.City) error {
 	}
 	var r [recordSize]byte
 	rec.put(r[:])
+	b.records.reserve(recordSize)
 	b.records.write(r[:])
 	b.altFirst = append(b.altFirst, uint32(len(b.alts)))
 	b.count++
 	return nil
 }
 
-// asRead returns the cities added as a snapshot of their records in
-// reading order, which build sorts, and empties b's buffers.
-func (b *builder) asRead() *snapshot {
-	return &snapshot{records: b.records.bytes(), blob: b.arena.bytes(), areas: b.areas, count: b.count}
+// asRead returns the cities added, in reading order, which build sorts,
+// and empties b's buffers.
+func (b *builder) asRead() *readOrder {
+	r := &readOrder{records: b.records, arena: b.arena, areas: b.areas, count: b.count}
+	b.records, b.arena = chunked{}, chunked{}
+	return r
+}
+
+// readOrder is the cities added to a builder, in reading order, read in
+// place from its chunks: the hundreds of megabytes of records and strings
+// are never copied into one slice (which would hold them twice at once)
+// before the layout copies them, in slug order, into the snapshot.
+type readOrder struct {
+	records chunked // a record per city, chunkSize a multiple of recordSize
+	arena   chunked
+	areas   []area
+	count   int
+	sink    byte // what touch reads
+}
+
+// rec returns record i, in place.
+func (r *readOrder) rec(i uint32) recordView {
+	return recordView(r.records.at(int(i)*recordSize, recordSize))
+}
+
+// slug returns the slug of record i.
+func (r *readOrder) slug(i uint32) []byte {
+	rec := r.rec(i)
+	return r.arena.at(int(rec.slugOff()), int(rec.slugLen()))
+}
+
+// name returns the name of record i.
+func (r *readOrder) name(i uint32) []byte {
+	rec := r.rec(i)
+	return r.arena.at(int(rec.slugOff()+rec.slugLen()), int(rec.nameLen()))
+}
+
+// touch reads the records of cities, then the first byte of their strings,
+// each in a loop of its own, so that many of these cache misses are in
+// flight at once (a loop that did more between them would wait for each)
+// and the cities are in the caches when read.
+func (r *readOrder) touch(cities []uint32) {
+	var sum byte
+	for _, i := range cities {
+		sum += r.records.at(int(i)*recordSize, 1)[0]
+	}
+	for _, i := range cities {
+		if rec := r.rec(i); rec.slugLen() > 0 {
+			sum += r.arena.at(int(rec.slugOff()), 1)[0]
+		}
+	}
+	r.sink += sum
+}
+
+func (r *readOrder) pop(i uint32) int64 { return int64(r.rec(i).pop()) }
+
+// compareCities orders the cities of records i and j as
+// snapshot.compareCities does.
+func (r *readOrder) compareCities(i, j uint32) int {
+	return compareCityRecords(r.name(i), r.name(j), r.rec(i), r.rec(j), r.areas)
 }
 
 // hasAltKey reports whether one of alts is a key with this slug.
@@ -117,50 +173,60 @@ func (b *builder) hasAltKey(alts []altBuild, slug string) bool {
 // chunked is an append-only buffer of fixed-size chunks: growing it to
 // hundreds of megabytes never copies or clears what it already holds, as
 // a growing slice would (and a huge copy or clear also holds up the
-// garbage collector, which cannot preempt it).
+// garbage collector, which cannot preempt it). Bytes are read in place at
+// their offsets (see at): each chunk is a slot of chunkSize offsets, and
+// what is written after a reserve lies in one chunk, so an offset may be
+// followed by a gap that no write filled.
 type chunked struct {
+	// chunks holds a slice per slot of chunkSize offsets: a chunk of k
+	// slots (made for a reservation of more than chunkSize bytes) is in
+	// all of them, from the slot's first byte to its end.
 	chunks [][]byte
+	free   []byte // the room left in the last chunk, where writes go
 	n      int
 }
 
 const chunkSize = 4 << 20
 
+// len returns the offset of the next byte written.
 func (c *chunked) len() int { return c.n }
 
-func (c *chunked) writeString(p string) {
-	for len(p) > 0 {
-		last := len(c.chunks) - 1
-		if last < 0 || len(c.chunks[last]) == cap(c.chunks[last]) {
-			c.chunks = append(c.chunks, make([]byte, 0, chunkSize))
-			last++
-		}
-		k := min(len(p), cap(c.chunks[last])-len(c.chunks[last]))
-		c.chunks[last] = append(c.chunks[last], p[:k]...)
-		c.n += k
-		p = p[k:]
+// reserve makes sure that the next n bytes written lie in one chunk: a new
+// one, of as many slots as they need, if the last has less room.
+func (c *chunked) reserve(n int) {
+	if len(c.free) >= n {
+		return
 	}
+	slots := max(1, (n+chunkSize-1)/chunkSize)
+	ch := make([]byte, slots*chunkSize)
+	for s := range slots {
+		c.chunks = append(c.chunks, ch[s*chunkSize:])
+	}
+	c.free, c.n = ch, (len(c.chunks)-slots)*chunkSize
+}
+
+// writeString appends p, which a reserve made room for.
+func (c *chunked) writeString(p string) {
+	if len(p) > len(c.free) {
+		panic("embedded: chunked write beyond its reservation")
+	}
+	copy(c.free, p)
+	c.free = c.free[len(p):]
+	c.n += len(p)
 }
 
 func (c *chunked) write(p []byte) { c.writeString(aliasString(p)) }
 
-// equal reports whether the bytes at off are s.
-func (c *chunked) equal(off uint32, s string) bool {
-	for i := range len(s) {
-		at := int(off) + i
-		if c.chunks[at/chunkSize][at%chunkSize] != s[i] {
-			return false
-		}
+// at returns the n bytes at off, in place.
+func (c *chunked) at(off, n int) []byte {
+	if n == 0 {
+		return nil
 	}
-	return true
+	ch := c.chunks[off/chunkSize]
+	return ch[off%chunkSize : off%chunkSize+n]
 }
 
-// bytes returns the contents as one slice and empties c.
-func (c *chunked) bytes() []byte {
-	out := make([]byte, 0, c.n)
-	for i, ch := range c.chunks {
-		out = append(out, ch...)
-		c.chunks[i] = nil
-	}
-	*c = chunked{}
-	return out
+// equal reports whether the bytes at off are s.
+func (c *chunked) equal(off uint32, s string) bool {
+	return string(c.at(int(off), len(s))) == s
 }

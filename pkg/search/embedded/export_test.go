@@ -35,3 +35,10 @@ func (s *Store) AwaitWalkAids(ctx context.Context, d search.Dataset) (bool, erro
 	<-snap.aidsBuilt
 	return snap.popNodes.Load() != nil, nil
 }
+
+// Update is the -update flag of the golden tests.
+var Update = update
+
+// ZeroImportTime clears the import time in the header of a snapshot file's
+// bytes: the only field that changes from one import of a file to the next.
+func ZeroImportTime(data []byte) { clear(data[hImported : hImported+8]) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -52,7 +53,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	}
 	altSlug := func(k altKey) []byte {
 		a := &alts[k.alt]
-		return src.blob[a.slugOff : a.slugOff+uint32(a.slugLen)]
+		return src.arena.at(int(a.slugOff), int(a.slugLen))
 	}
 	slices.SortFunc(altKeys, func(x, y altKey) int {
 		if c := bytes.Compare(altSlug(x), altSlug(y)); c != 0 {
@@ -93,7 +94,7 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	var err error
 	dst := &snapshot{
 		records: make([]byte, 0, total*recordSize),
-		blob:    make([]byte, 0, len(src.blob)),
+		blob:    make([]byte, 0, src.arena.len()),
 		areas:   b.areas,
 		count:   total,
 		cities:  len(cities),
@@ -104,46 +105,61 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	}
 	altRecs := make(map[uint32][]uint32) // the records of each city's alternate names' keys
 	nAlts := 0
-	for _, o := range order {
-		var nr [recordSize]byte
-		if o&altKeyBit != 0 {
-			k := altKeys[o&^altKeyBit]
-			c := cities[k.city]
-			cr := src.rec(c)
-			slug := altSlug(k)
-			rec := altRecord{
-				slugOff: uint32(len(dst.blob)), slugLen: uint16(len(slug)), area: cr.area(), pop: cr.pop(),
-				city: recOf[k.city], name: k.alt - altFirst[c] + 1,
+	// The layout reads the records and strings of the cities as read in
+	// no order at all, most often cache misses: it reads a batch's ahead
+	// (see readOrder.touch).
+	var ahead [layoutBatch]uint32
+	for start := 0; start < len(order); start += layoutBatch {
+		batch := order[start:min(start+layoutBatch, len(order))]
+		for j, o := range batch {
+			if o&altKeyBit != 0 {
+				ahead[j] = cities[altKeys[o&^altKeyBit].city]
+			} else {
+				ahead[j] = cities[o]
 			}
+		}
+		src.touch(ahead[:len(batch)])
+		for _, o := range batch {
+			var nr [recordSize]byte
+			if o&altKeyBit != 0 {
+				k := altKeys[o&^altKeyBit]
+				c := cities[k.city]
+				cr := src.rec(c)
+				slug := altSlug(k)
+				rec := altRecord{
+					slugOff: uint32(len(dst.blob)), slugLen: uint16(len(slug)), area: cr.area(), pop: cr.pop(),
+					city: recOf[k.city], name: k.alt - altFirst[c] + 1,
+				}
+				rec.put(nr[:])
+				altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
+				dst.records = append(dst.records, nr[:]...)
+				dst.blob = append(dst.blob, slug...)
+				out.altNameKeys++
+				continue
+			}
+			i := cities[o]
+			rec := src.rec(i).city()
+			if hasAltKeys[o] {
+				rec.flags |= flagMulti
+			}
+			first, end := altFirst[i], altFirst[i+1]
+			if first < end {
+				rec.flags |= flagAltNames
+				out.altIndex = appendAltIndex(out.altIndex, uint32(len(dst.records)/recordSize), uint32(nAlts))
+			}
+			n := uint32(rec.slugLen) + uint32(rec.nameLen)
+			for a := first; a < end; a++ {
+				n += uint32(alts[a].nameLen)
+				out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
+				nAlts++
+			}
+			local.lay(out, i, uint32(len(dst.records)/recordSize))
+			off := rec.slugOff
+			rec.slugOff = uint32(len(dst.blob))
 			rec.put(nr[:])
-			altRecs[recOf[k.city]] = append(altRecs[recOf[k.city]], uint32(len(dst.records)/recordSize))
 			dst.records = append(dst.records, nr[:]...)
-			dst.blob = append(dst.blob, slug...)
-			out.altNameKeys++
-			continue
+			dst.blob = append(dst.blob, src.arena.at(int(off), int(n))...)
 		}
-		i := cities[o]
-		rec := src.rec(i).city()
-		if hasAltKeys[o] {
-			rec.flags |= flagMulti
-		}
-		first, end := altFirst[i], altFirst[i+1]
-		if first < end {
-			rec.flags |= flagAltNames
-			out.altIndex = appendAltIndex(out.altIndex, uint32(len(dst.records)/recordSize), uint32(nAlts))
-		}
-		n := uint32(rec.slugLen) + uint32(rec.nameLen)
-		for a := first; a < end; a++ {
-			n += uint32(alts[a].nameLen)
-			out.altLens = binary.LittleEndian.AppendUint16(out.altLens, alts[a].nameLen)
-			nAlts++
-		}
-		local.lay(out, i, uint32(len(dst.records)/recordSize))
-		off := rec.slugOff
-		rec.slugOff = uint32(len(dst.blob))
-		rec.put(nr[:])
-		dst.records = append(dst.records, nr[:]...)
-		dst.blob = append(dst.blob, src.blob[off:off+n]...)
 	}
 	out.altIndex = appendAltIndex(out.altIndex, math.MaxUint32, uint32(nAlts))
 	local.end(out)
@@ -162,11 +178,16 @@ func (b *builder) build(ctx context.Context) (*built, error) {
 	return out, nil
 }
 
+// layoutBatch is how many keys the layout reads ahead at once: enough
+// cache misses in flight to overlap, and few enough that what they bring
+// stays in the caches until used.
+const layoutBatch = 64
+
 // compareBuilt orders two keys of one slug, of the cities whose records
 // are a and b (main name or alternate name as aAlt and bAlt say), as
 // search.CompareFound orders two whole-name matches of that slug:
 // search.CompareKeys (population, then main name first), then the cities.
-func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
+func compareBuilt(s cityOrder, a uint32, aAlt bool, b uint32, bAlt bool) int {
 	// Both keys are the whole query: which slug that is does not matter to
 	// the order, so the empty one stands for it.
 	if c := search.CompareKeys("", wholeKey(aAlt), s.pop(a), "", wholeKey(bAlt), s.pop(b)); c != 0 {
@@ -175,9 +196,16 @@ func compareBuilt(s *snapshot, a uint32, aAlt bool, b uint32, bAlt bool) int {
 	return s.compareCities(a, b)
 }
 
-// mainTieBreak orders main-name keys of one slug as compareBuilt does,
+// cityOrder is what compareBuilt reads of the cities it orders: those of
+// a snapshot, or those of a builder as read (see readOrder).
+type cityOrder interface {
+	pop(i uint32) int64
+	compareCities(i, j uint32) int
+}
+
+// mainTieBreak orders main-name keys of one slug of s as compareBuilt does,
 // given the record of each key and its tieKey.
-func (s *snapshot) mainTieBreak(rec func(k uint32) uint32, key func(k uint32) uint64) tieBreak {
+func mainTieBreak(s cityOrder, rec func(k uint32) uint32, key func(k uint32) uint64) tieBreak {
 	return tieBreak{key: key, compare: func(a, b uint32) int { return compareBuilt(s, rec(a), false, rec(b), false) }}
 }
 
@@ -205,10 +233,20 @@ func wholeKey(alt bool) search.NameKey {
 // sortCities returns the records of s (cities as read) ordered by slug,
 // ties by population then by city, then as read, less duplicates: of the
 // cities with the same slug and area, the first (see search.KeepFirst; an
-// area stands for the rest of a search.Key).
-func sortCities(s *snapshot) []uint32 {
-	perm := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, s.mainTieBreak(func(i uint32) uint32 { return i },
+// area stands for the rest of a search.Key). The duplicates of the sort's
+// two parts, which share no slug, are dropped on a core each.
+func sortCities(s *readOrder) []uint32 {
+	perm, upper := sortByHead(s.count, func(i uint32) []byte { return s.slug(i) }, mainTieBreak(s, func(i uint32) uint32 { return i },
 		func(i uint32) uint64 { return tieKey(s.rec(i).pop(), nameHead(s.name(i))) }))
-	return search.KeepFirst(perm, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
-		func(i *uint32) uint32 { return s.rec(*i).area() })
+	keepFirst := func(part []uint32) []uint32 {
+		return search.KeepFirst(part, func(a, b *uint32) bool { return bytes.Equal(s.slug(*a), s.slug(*b)) },
+			func(i *uint32) uint32 { return s.rec(*i).area() })
+	}
+	var lower []uint32
+	var wg sync.WaitGroup
+	wg.Go(func() { lower = keepFirst(perm[:upper]) })
+	kept := keepFirst(perm[upper:])
+	wg.Wait()
+	n := copy(perm[len(lower):], kept)
+	return perm[:len(lower)+n]
 }

@@ -179,11 +179,16 @@ func aliasString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 // compareCities follows search.CompareFound's tail for the cities whose
 // records are i and j: name, country, subcountry, region, id.
 func (s *snapshot) compareCities(i, j uint32) int {
-	if c := strings.Compare(aliasString(s.name(i)), aliasString(s.name(j))); c != 0 {
+	return compareCityRecords(s.name(i), s.name(j), s.rec(i), s.rec(j), s.areas)
+}
+
+// compareCityRecords is compareCities for two cities of names ni and nj,
+// records ri and rj, whose areas are in areas.
+func compareCityRecords(ni, nj []byte, ri, rj recordView, areas []area) int {
+	if c := strings.Compare(aliasString(ni), aliasString(nj)); c != 0 {
 		return c
 	}
-	ri, rj := s.rec(i), s.rec(j)
-	if c := compareArea(&s.areas[ri.area()], &s.areas[rj.area()]); c != 0 {
+	if c := compareArea(&areas[ri.area()], &areas[rj.area()]); c != 0 {
 		return c
 	}
 	idi, idj := ri.id(), rj.id()

@@ -16,8 +16,9 @@ type sortKey struct {
 	idx  uint32
 }
 
-// sortByHead returns 0..n-1 ordered by slug, ties by tie.
-func sortByHead(n int, slug func(i uint32) []byte, tie tieBreak) []uint32 {
+// sortByHead returns 0..n-1 ordered by slug, ties by tie, and where its
+// upper part starts (see sortByHeads).
+func sortByHead(n int, slug func(i uint32) []byte, tie tieBreak) (perm []uint32, upper int) {
 	return sortByHeads(n, func(i uint32) uint64 { return head(slug(i)) }, slug, tie)
 }
 
@@ -50,8 +51,9 @@ func headAt(slug []byte, depth int) uint64 {
 // and the upper, each sorted on a core of its own: a radix sort of the
 // heads, then each run of equal heads (slugs that share their first 8
 // bytes) by its next 8 bytes, and so on (see sortRun). The sorted parts
-// follow each other: no merge.
-func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte, tie tieBreak) []uint32 {
+// follow each other: no merge. upper is where the upper part starts in
+// perm: no slug has keys in both parts.
+func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte, tie tieBreak) (perm []uint32, upper int) {
 	const topShift = 48
 	in := make([]sortKey, n)
 	var count [1 << (64 - topShift)]int
@@ -92,11 +94,11 @@ func sortByHeads(n int, heads func(i uint32) uint64, slug func(i uint32) []byte,
 	wg.Go(func() { sortPart(0, below) })
 	sortPart(below, n)
 	wg.Wait()
-	perm := make([]uint32, n)
+	perm = make([]uint32, n)
 	for i, k := range keys {
 		perm[i] = k.idx
 	}
-	return perm
+	return perm, below
 }
 
 // sortRuns sorts each run of keys that share their slugs' bytes up to

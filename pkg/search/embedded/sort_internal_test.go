@@ -32,7 +32,7 @@ func TestSortByHead(t *testing.T) {
 		tie := func(a, b uint32) int { return int(b%3) - int(a%3) } // not the input order, and ties
 		// The keys cut the order in two: 2 before 0 and 1.
 		cut := func(i uint32) uint64 { return uint64(min(1, 2-i%3)) }
-		got := sortByHead(n, func(i uint32) []byte { return slugs[i] }, tieBreak{key: cut, compare: tie})
+		got, _ := sortByHead(n, func(i uint32) []byte { return slugs[i] }, tieBreak{key: cut, compare: tie})
 		want := make([]uint32, n)
 		for i := range want {
 			want[i] = uint32(i)

@@ -81,9 +81,9 @@ func newWordTable(s *snapshot, altRecs map[uint32][]uint32) (*wordTable, error) 
 // no rank of the records, which may be assigned meanwhile.
 func (w *wordTable) sort() {
 	s, keys := w.s, w.keys
-	perm := sortByHeads(len(keys), func(k uint32) uint64 { return keys[k].head },
+	perm, _ := sortByHeads(len(keys), func(k uint32) uint64 { return keys[k].head },
 		func(k uint32) []byte { return s.slug(keys[k].rec)[keys[k].off:] },
-		s.mainTieBreak(func(k uint32) uint32 { return keys[k].rec }, func(k uint32) uint64 { return tieKey(keys[k].pop, keys[k].name) }))
+		mainTieBreak(s, func(k uint32) uint32 { return keys[k].rec }, func(k uint32) uint64 { return tieKey(keys[k].pop, keys[k].name) }))
 	w.keys = make([]wordBuild, len(keys))
 	for i, k := range perm {
 		w.keys[i] = keys[k]
