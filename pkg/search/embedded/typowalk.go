@@ -284,12 +284,15 @@ func (w *typoWalk) expandLevel(d int, l level) {
 		self := ref(l.spent0 + i)
 		x := w.spents[l.spent0+i]
 		word := w.words[nOpen+i]
-		if x.reach != lastReach {
-			lastReach, lastAllowed = x.reach, w.bytesAfter(x.reach)
-		}
-		set := word & lastAllowed
-		if x.trans != 0 {
+		var set uint64
+		switch {
+		case x.trans != 0:
 			set = word & w.allowed(&x)
+		case x.reach == lastReach:
+			set = word & lastAllowed
+		default:
+			lastReach, lastAllowed = x.reach, w.bytesAfter(x.reach)
+			set = word & lastAllowed
 		}
 		if deepest {
 			if set != 0 {
