@@ -52,13 +52,16 @@ const jumpGrams = trigramSymbols * trigramSymbols * trigramSymbols
 // jumpList lists the nodes of one depth t of the trie by the three bytes
 // that follow them: for the string of code c (see gramCode), nodes[starts[c]:
 // starts[c+1]] are the indexes in level t, in order, of the nodes x that
-// have a descendant x+s at depth t+jumpLen.
+// have a descendant x+s at depth t+jumpLen, and lands[starts[c]:starts[c+1]]
+// the indexes of those descendants in level t+jumpLen: a jump reads no
+// node of its path.
 type jumpList struct {
 	starts []uint32
 	// The indexes, 16 bits wide where the level has at most jumpNarrow
 	// nodes (nodes16), else 32 (nodes32).
 	nodes16 []uint16
 	nodes32 []uint32
+	lands   []uint32
 }
 
 // jumps holds the jump lists of a trie, for the depths whose levels are
@@ -70,8 +73,9 @@ type jumps struct {
 // buildJumps returns the jump lists of t: two walks of its levels down to
 // the deepest that the jumps land on, one to count each list's nodes and
 // one to fill the lists, in path order, which is each level's order (4.8
-// MB for the 3 million keys of the large dataset, and nothing else
-// allocated, so that a server's heap does not keep it).
+// MB for the 3 million keys of the large dataset and 8.1 MB for the nodes
+// they land on, and nothing else allocated, so that a server's heap does
+// not keep it).
 func buildJumps(t *trie) *jumps {
 	if t == nil || t.depth() < jumpMax+jumpLen {
 		return nil
@@ -91,11 +95,13 @@ func buildJumps(t *trie) *jumps {
 		for c := range jumpGrams {
 			l.starts[c+1] += l.starts[c]
 		}
-		if n := l.starts[jumpGrams]; len(t.levels[d])/wordSize <= jumpNarrow {
+		n := l.starts[jumpGrams]
+		if len(t.levels[d])/wordSize <= jumpNarrow {
 			l.nodes16 = make([]uint16, n)
 		} else {
 			l.nodes32 = make([]uint32, n)
 		}
+		l.lands = make([]uint32, n)
 		next[d] = slices.Clone(l.starts[:jumpGrams])
 	}
 	j.visit(t, next)
@@ -124,14 +130,16 @@ func (j *jumps) visit(t *trie, next [][]uint32) {
 		if from := c - jumpLen; from >= jumpMin {
 			if l := j.lists[from]; l != nil {
 				code := (syms[from+1]*trigramSymbols+syms[from+2])*trigramSymbols + syms[from+3]
-				switch {
-				case next == nil:
+				if next == nil {
 					l.starts[code+1]++
-				case l.nodes16 != nil:
-					l.nodes16[next[from][code]] = uint16(index[from])
-					next[from][code]++
-				default:
-					l.nodes32[next[from][code]] = index[from]
+				} else {
+					at := next[from][code]
+					if l.nodes16 != nil {
+						l.nodes16[at] = uint16(index[from])
+					} else {
+						l.nodes32[at] = index[from]
+					}
+					l.lands[at] = index[c]
 					next[from][code]++
 				}
 			}
@@ -151,17 +159,26 @@ func (j *jumps) visit(t *trie, next [][]uint32) {
 // walks need not clear the table: one whose gen differs registered
 // nothing there).
 type jumpDepth struct {
-	regs  []uint32
-	nodes []asideNode // the registered nodes' parents and labels
-	used  uint64      // the positions some registered node reaches
+	regs []uint32
+	// A bit per node of the level, set when regs holds this walk's entry
+	// there: a scan of a list reads mostly these, which the cache holds
+	// (regs is 32 times as large), and clears them once taken.
+	marked []uint64
+	nodes  []asideNode // the registered nodes' parents and labels
+	used   uint64      // the positions some registered node reaches
+}
+
+// register records entry as the registration of node k.
+func (st *jumpDepth) register(k, entry uint32) {
+	st.regs[k] = entry
+	st.marked[k>>6] |= 1 << (k & 63)
 }
 
 // regBits is how many bits of a jumpDepth entry index its nodes.
 const regBits = 19
 
 // landing is a jump found and not yet taken: from node x of depth d along
-// the bytes of code, with the positions reach at the end; node is where
-// the descent has got to.
+// the bytes of code to node, with the positions reach at the end.
 type landing struct {
 	reach  uint64
 	parent ref // x's parent
@@ -201,7 +218,7 @@ func (w *typoWalk) initJumps() {
 		st := &w.jd[d]
 		st.used, st.nodes = 0, st.nodes[:0]
 		if n := len(w.t.levels[d]) / wordSize; w.jx.lists[d] != nil && len(st.regs) != n {
-			st.regs = make([]uint32, n)
+			st.regs, st.marked = make([]uint32, n), make([]uint64, (n+63)/64)
 		}
 	}
 	for d := jumpMin; d <= jumpMax; d++ {
@@ -237,7 +254,7 @@ func (w *typoWalk) queueSpent(c spentNode, d int) {
 		return
 	}
 	st := &w.jd[d]
-	st.regs[c.node] = uint32(w.gen)<<24 | uint32(c.reach>>(d-maxTypoEdits))<<regBits | uint32(len(st.nodes))
+	st.register(c.node, uint32(w.gen)<<24|uint32(c.reach>>(d-maxTypoEdits))<<regBits|uint32(len(st.nodes)))
 	st.nodes = append(st.nodes, asideNode{parent: c.parent, label: c.label})
 	st.used |= c.reach
 }
@@ -249,13 +266,12 @@ func (w *typoWalk) registerPlain(parent ref, reach uint64, d int, word, set uint
 	st := &w.jd[d]
 	st.used |= reach
 	base := uint32(w.gen)<<24 | uint32(reach>>(d-maxTypoEdits))<<regBits
-	regs := st.regs
 	for ; set != 0; set &= set - 1 {
 		sym := bits.TrailingZeros64(set)
 		if w.pruned(d, child(word, sym)) {
 			continue
 		}
-		regs[child(word, sym)] = base | uint32(len(st.nodes))
+		st.register(child(word, sym), base|uint32(len(st.nodes)))
 		st.nodes = append(st.nodes, asideNode{parent: parent, label: search.SlugBytes[sym]})
 	}
 }
@@ -283,22 +299,15 @@ func (w *typoWalk) jump(d int) {
 		}
 		used &^= same
 		g := jumpGram{code: code, same: same, syms: [jumpLen]uint8{uint8(code / (trigramSymbols * trigramSymbols)), uint8(code / trigramSymbols % trigramSymbols), uint8(code % trigramSymbols)}}
+		at := l.lands[l.starts[code]:l.starts[code+1]]
 		if l.nodes16 != nil {
-			lands = scanJumps(w, st, d, l.nodes16[l.starts[code]:l.starts[code+1]], &g, lands)
+			lands = scanJumps(w, st, d, l.nodes16[l.starts[code]:l.starts[code+1]], at, &g, lands)
 		} else {
-			lands = scanJumps(w, st, d, l.nodes32[l.starts[code]:l.starts[code+1]], &g, lands)
-		}
-	}
-	// Down the levels one at a time, all the jumps together: the reads of
-	// one level overlap.
-	for k := range jumpLen {
-		level := w.t.levels[d+k]
-		for i := range lands {
-			l := &lands[i]
-			l.node = child(le64(level, int(l.node)*wordSize), int(l.syms[k]))
+			lands = scanJumps(w, st, d, l.nodes32[l.starts[code]:l.starts[code+1]], at, &g, lands)
 		}
 	}
 	st.used = 0 // taken
+	clear(st.marked)
 	for i := range lands {
 		w.land(d, &lands[i])
 	}
@@ -314,23 +323,30 @@ type jumpGram struct {
 }
 
 // scanJumps appends to lands a jump for every node of list registered
-// with some position of g.
-func scanJumps[T uint16 | uint32](w *typoWalk, st *jumpDepth, d int, list []T, g *jumpGram, lands []landing) []landing {
+// with some position of g, to the node of at beside it.
+func scanJumps[T uint16 | uint32](w *typoWalk, st *jumpDepth, d int, list []T, at []uint32, g *jumpGram, lands []landing) []landing {
+	at = at[:len(list)]
 	gen := uint32(w.gen) << (24 - regBits)
 	const genMask = 0xff << (24 - regBits)
-	regs := st.regs
+	regs, marked := st.regs, st.marked
 	if g.same&(g.same-1) == 0 {
 		bit := uint32(1) << (bits.TrailingZeros64(g.same) - d + maxTypoEdits)
 		reach := g.same << jumpLen
-		for _, x := range list {
+		for i, x := range list {
+			if marked[x>>6]>>(x&63)&1 == 0 {
+				continue
+			}
 			if r := regs[x]; (r>>regBits^gen)&(genMask|bit) == bit {
 				n := st.nodes[r&(1<<regBits-1)]
-				lands = append(lands, landing{reach: reach, parent: n.parent, node: uint32(x), syms: g.syms, label: n.label})
+				lands = append(lands, landing{reach: reach, parent: n.parent, node: at[i], syms: g.syms, label: n.label})
 			}
 		}
 		return lands
 	}
-	for _, x := range list {
+	for i, x := range list {
+		if marked[x>>6]>>(x&63)&1 == 0 {
+			continue
+		}
 		r := regs[x]
 		if (r>>regBits^gen)&genMask != 0 {
 			continue
@@ -343,7 +359,7 @@ func scanJumps[T uint16 | uint32](w *typoWalk, st *jumpDepth, d int, list []T, g
 		}
 		if reach != 0 {
 			n := st.nodes[r&(1<<regBits-1)]
-			lands = append(lands, landing{reach: reach, parent: n.parent, node: uint32(x), syms: g.syms, label: n.label})
+			lands = append(lands, landing{reach: reach, parent: n.parent, node: at[i], syms: g.syms, label: n.label})
 		}
 	}
 	return lands
@@ -369,7 +385,7 @@ func (w *typoWalk) land(d int, l *landing) {
 	case depth < w.maxDepth && w.registers(depth, l.reach):
 		// A jump from there too: its level's jumps come later.
 		st := &w.jd[depth]
-		st.regs[l.node] = uint32(w.gen)<<24 | uint32(l.reach>>(depth-maxTypoEdits))<<regBits | uint32(len(st.nodes))
+		st.register(l.node, uint32(w.gen)<<24|uint32(l.reach>>(depth-maxTypoEdits))<<regBits|uint32(len(st.nodes)))
 		st.nodes = append(st.nodes, asideNode{parent: parent, label: label})
 		st.used |= l.reach
 	case depth < w.maxDepth:

@@ -38,14 +38,16 @@ func TestJumpListsHoldEveryDescent(t *testing.T) {
 	s := geoNamesSnapshot(t)
 	// want[d][code]: the nodes of depth d followed by the string of code.
 	want := make([]map[uint32][]uint32, jumpMax+1)
+	wantLands := make([]map[uint32][]uint32, jumpMax+1) // the nodes the jumps land on
 	for d := range want {
-		want[d] = map[uint32][]uint32{}
+		want[d], wantLands[d] = map[uint32][]uint32{}, map[uint32][]uint32{}
 	}
 	var walk func(d int, k uint32, path []int)
 	walk = func(d int, k uint32, path []int) {
 		if from := d - jumpLen; from >= jumpMin && from <= jumpMax {
 			code := uint32((path[from]*trigramSymbols+path[from+1])*trigramSymbols + path[from+2])
 			want[from][code] = append(want[from][code], s.nodeAt(path[:from]))
+			wantLands[from][code] = append(wantLands[from][code], k)
 		}
 		if d == jumpMax+jumpLen {
 			return
@@ -73,8 +75,9 @@ func TestJumpListsHoldEveryDescent(t *testing.T) {
 				}
 				n := 0
 				for code := range uint32(jumpGrams) {
-					var got []uint32
+					var got, lands []uint32
 					for i := l.starts[code]; i < l.starts[code+1]; i++ {
+						lands = append(lands, l.lands[i])
 						if l.nodes16 != nil {
 							got = append(got, uint32(l.nodes16[i]))
 						} else {
@@ -84,6 +87,9 @@ func TestJumpListsHoldEveryDescent(t *testing.T) {
 					n += len(got)
 					if !slices.Equal(got, want[d][code]) {
 						t.Fatalf("depth %d, string %d: %v, want %v", d, code, got, want[d][code])
+					}
+					if !slices.Equal(lands, wantLands[d][code]) {
+						t.Fatalf("depth %d, string %d: lands on %v, want %v", d, code, lands, wantLands[d][code])
 					}
 				}
 				t.Logf("depth %d: %d nodes of %d followed by %d strings", d, n, len(s.trie.levels[d])/wordSize, len(want[d]))

@@ -277,11 +277,23 @@ func (w *typoWalk) expandLevel(d int, l level) {
 			w.enter(&x, self, search.SlugBytes[sym], d+1, child(word, sym), 0)
 		}
 	}
+	// Spent nodes come in runs of siblings alike, with the same positions
+	// and no transposition: their bytes allowed are computed once a run.
+	var lastReach, lastAllowed uint64
 	for i := range l.spent1 - l.spent0 {
 		self := ref(l.spent0 + i)
 		x := w.spents[l.spent0+i]
 		word := w.words[nOpen+i]
-		set := word & w.allowed(&x)
+		var set uint64
+		switch {
+		case x.trans != 0:
+			set = word & w.allowed(&x)
+		case x.reach == lastReach:
+			set = word & lastAllowed
+		default:
+			lastReach, lastAllowed = x.reach, w.bytesAfter(x.reach)
+			set = word & lastAllowed
+		}
 		if deepest {
 			if set != 0 {
 				lo, hi := w.keys(d, x.node)
@@ -310,55 +322,52 @@ func (w *typoWalk) keys(d int, k uint32) (uint32, uint32) {
 // enter computes the sets of x's child for byte b, at depth d, whose index
 // is node (and whose keys end at hi below the trie), records it if it is
 // a correction, and queues it if the walk goes below it: the decisions of
-// WalkTypos's visit.
+// WalkTypos's visit. The rows of one and of two edits are each computed
+// in a line of their own, the walk's budget being one or the other.
 func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) {
 	if w.pruned(d, node) {
 		return
 	}
 	eq := w.peq[b]
 	tr := eq << 1 & w.peq[x.label] // the root's label, 0, is no query byte
-	var r [maxTypoEdits + 1]uint64
-	var below uint64 // the new set for one edit fewer
-	for k := 0; k <= w.e; k++ {
-		v := x.rows[k] << 1 & eq
-		if k > 0 {
-			v |= x.rows[k-1] | x.rows[k-1]<<1 | below<<1 | x.up[k-1]<<2&tr
-		}
-		if d <= k {
-			v |= 1
-		}
-		v &= w.mask
-		r[k] = v
-		below = v
+	// r0, r1, r2: the new sets for 0, 1 and 2 edits; at depth k, k edits
+	// reach position 0 (the child's path deleted whole).
+	r0 := x.rows[0] << 1 & eq & w.mask
+	r1 := (x.rows[1]<<1&eq | x.rows[0] | x.rows[0]<<1 | r0<<1 | x.up[0]<<2&tr | atDepth(d, 1)) & w.mask
+	var r2 uint64
+	spent, last := r0, r1 // the sets for e-1 and e edits
+	if w.e == maxTypoEdits {
+		r2 = (x.rows[2]<<1&eq | x.rows[1] | x.rows[1]<<1 | r1<<1 | x.up[1]<<2&tr | atDepth(d, 2)) & w.mask
+		spent, last = r1, r2
 	}
-	if r[w.e] == 0 {
+	if last == 0 {
 		return // no extension can come within the budget
 	}
-	if r[0]&w.end != 0 {
+	if r0&w.end != 0 {
 		w.own = foundAt{node: node, hi: hi, depth: uint16(d)}
 		return // the query itself: its range holds prefix matches
 	}
-	lowest := 0
-	for r[lowest] == 0 {
-		lowest++
-	}
-	for dist := lowest; dist <= w.e; dist++ {
-		if r[dist]&w.end == 0 {
-			continue
+	// A correction at its lowest distance: nothing below can need fewer
+	// edits, so the walk stops there.
+	switch {
+	case r1&w.end != 0:
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: 1})
+		if r0 == 0 {
+			return
 		}
-		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: uint8(dist)})
-		if lowest >= dist {
-			return // nothing below can need fewer edits
+	case r2&w.end != 0:
+		w.found = append(w.found, foundAt{parent: self, node: node, hi: hi, depth: uint16(d), label: b, edits: 2})
+		if r0|r1 == 0 {
+			return
 		}
-		break
 	}
 	if d >= w.maxDepth {
 		return
 	}
 	// A spent child goes to the spent queue, unless its transposition
 	// would overflow the table (the open queue handles any node).
-	if trans := x.rows[w.e-1] << 2 & w.peq[b] & w.mask; r[w.e-1] == 0 && (trans == 0 || len(w.trans) < math.MaxUint16) {
-		c := spentNode{reach: r[w.e], node: node, hi: hi, parent: self, label: b}
+	if trans := x.rows[w.e-1] << 2 & w.peq[b] & w.mask; spent == 0 && (trans == 0 || len(w.trans) < math.MaxUint16) {
+		c := spentNode{reach: last, node: node, hi: hi, parent: self, label: b}
 		if trans != 0 {
 			w.trans = append(w.trans, trans)
 			c.trans = uint16(len(w.trans))
@@ -366,9 +375,19 @@ func (w *typoWalk) enter(x *openNode, self ref, b byte, d int, node, hi uint32) 
 		w.queueSpent(c, d)
 		return
 	}
-	c := openNode{rows: r, node: node, hi: hi, parent: self, label: b}
-	copy(c.up[:], x.rows[:w.e])
-	w.opens = append(w.opens, c)
+	w.opens = append(w.opens, openNode{
+		rows: [maxTypoEdits + 1]uint64{r0, r1, r2}, up: [maxTypoEdits]uint64{x.rows[0], x.rows[1]},
+		node: node, hi: hi, parent: self, label: b,
+	})
+}
+
+// atDepth returns position 0 as a set when a path of depth d is within k
+// edits of the query's empty prefix (deleted whole), else none.
+func atDepth(d, k int) uint64 {
+	if d <= k {
+		return 1
+	}
+	return 0
 }
 
 // near returns the bytes, over the slug alphabet, whose child of x may come
@@ -387,7 +406,6 @@ type plainChild struct {
 	edits   int    // as a correction, or -1
 	descend bool   // whether the walk goes below
 	reach   uint64 // the positions within e edits; none within fewer
-	allowed uint64
 }
 
 // plain returns what enter decides for the children of x at depth d whose
@@ -418,7 +436,6 @@ func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
 		c.edits = w.e // at the lowest distance of its row: nothing below
 	default:
 		c.descend = d < w.maxDepth
-		c.allowed = w.bytesAfter(c.reach)
 	}
 	return c, true
 }
