@@ -61,19 +61,26 @@ run: build $(DATA_DIR)/small.cfs $(if $(LARGE_FILE),$(DATA_DIR)/large.cfs)
 # child process (cmd/cityfinder, files with //go:build !race: under the
 # detector the child costs several times the memory), and the checks of
 # whole real datasets or of thousands of queries on one goroutine in
-# pkg/importer, pkg/search, pkg/search/embedded and cmd/cityfinder (golden
-# bytes, typo walks, region names, reverse lookups, the reference store:
-# minutes under the detector, seconds without). The concurrency they go
+# pkg/importer, pkg/search, pkg/search/embedded, pkg/server and
+# cmd/cityfinder (golden bytes, typo walks and their jumps, region names,
+# reverse lookups, the reference store, the answer cache's bytes, imports
+# from pipes: minutes under the detector, seconds without). The concurrency they go
 # through (the parallel reader, the index built on every core) is run
 # under -race by the smaller tests of the same packages. Its output
 # follows the race pass's. docs/testing.md says more.
-NORACE_PKGS  := ./cmd/cityfinder ./pkg/importer ./pkg/search ./pkg/search/embedded ./pkg/search/relevance
+NORACE_PKGS  := ./cmd/cityfinder ./pkg/importer ./pkg/search ./pkg/search/embedded ./pkg/search/relevance ./pkg/server
 NORACE_LIST  := TestRelevance TestImportMemoryFollows.* \
 	TestImportNamesTheRegionsOfTheSharedFiles TestImportEnrichesAsTheGazetteer TestImportMergesIdenticalRowsBeforeEnriching \
 	TestImportTheSharedGeoNamesFile TestEveryDatasetNamesCountriesAlike \
 	TestReverseNamesTheCityNotItsDistrict TestFindNearIsTheWholeSort TestCompleteAnswersHoldLongerTexts \
 	TestSnapshotBytes TestFindTyposAgreesWithWalk TestBuildKeepsWhatCollectKeeps TestMatchesMemoryStore \
-	TestQueryListsEachLineOnce
+	TestQueryListsEachLineOnce \
+	TestJumpsFindWhatTheWalkFinds TestJumpListsHoldEveryDescent TestLinesChangeNoAnswer \
+	TestReadOrderAgreesWithCitiesAdded TestParseSurvivesDamage TestImportSnapshotBytes TestBoundsHoldEveryKey \
+	TestEnrichMatchRates TestImportDerivesTheIDsOfLoadReader TestGeoNamesReaderReadsTheSharedFile \
+	TestImportSharedDatasets TestOpenGazetteerFailsOnBadFiles TestParallelReaderReadsTheGeoNamesDumpAsTheSequentialOne \
+	TestEnrichCompletesTheSmallDataset TestEnrichByNameAgreesWithTheIDs TestEnrichFindsKolnByCologneOnTheLargeDataset \
+	TestAnswerCacheGivesTheSameBytes TestImportFromAPipeReadsEveryRow
 space        := $(subst ,, )
 NORACE_TESTS := ^($(subst $(space),|,$(strip $(NORACE_LIST))))$$
 test:
