@@ -497,6 +497,9 @@ type finder struct {
 	// walks and readings count the typo walks and the readings of
 	// qualifiers made (see maxTypoWalks).
 	walks, readings int
+	// startsOnly is set while the matches at later words could not
+	// reach the answer, so that fetch does not ask for them (see ranked).
+	startsOnly bool
 	// ahead keeps the bytes read ahead (see first), so that the reads
 	// stay.
 	ahead byte
@@ -563,7 +566,14 @@ func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, e
 	}
 	if box, ok := intersect(q.Box, nearBox(*b.near, nearbyKm)); ok {
 		wide.Box = box
+		// A match at a later word ranks after every match from the
+		// start of a name (see compareRanked): once the best of the
+		// world hold q.Limit of those, no later word near the point can
+		// reach the answer, and the store need not look for them (on a
+		// heavy prefix, a scan of its whole range of words).
+		f.startsOnly = startsFill(found, q.Limit, f.ended)
 		local, err := f.prefixMatches(ctx, wide)
+		f.startsOnly = false
 		if err != nil {
 			return nil, err
 		}
@@ -581,6 +591,20 @@ func (f *finder) ranked(ctx context.Context, q Query, b bias) ([]variantFound, e
 	}
 	f.sort(kept, b)
 	return kept[:min(len(kept), q.Limit)], nil
+}
+
+// startsFill reports whether found holds limit matches that rank before
+// any match at a later word of a name, whatever its score (see
+// compareRanked): matches from the start of a name that, when the query
+// ends in a space (ended), end a word where it does.
+func startsFill(found []variantFound, limit int, ended bool) bool {
+	n := 0
+	for i := range found {
+		if c := &found[i]; !c.Key.Word() && (!ended || endsWord(c.Key.Slug, c.prefix)) {
+			n++
+		}
+	}
+	return n >= limit
 }
 
 // sort orders found best first: by compareRanked, with each Score
@@ -741,7 +765,7 @@ func (f *finder) fetch(ctx context.Context, q Query, fetch int) (kept []variantF
 		}
 		for _, p := range searches {
 			vq := q
-			vq.Prefix, vq.Words, vq.Limit = p, true, fetch
+			vq.Prefix, vq.Words, vq.Limit = p, !f.startsOnly, fetch
 			if len(variants) == 1 && !f.ended {
 				// One search, whose later words come after every start
 				// of a name below: the store may leave them out once the
