@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -174,7 +175,7 @@ func weight(pop int64, alt, whole bool) int64 {
 // search.Query.Accepts).
 type filter struct {
 	countries, regions []string
-	box                *search.Box
+	box                *fixedBox
 	populated          bool
 }
 
@@ -183,7 +184,65 @@ func newFilter(q *search.Query) *filter {
 	if len(q.Countries) == 0 && len(q.Regions) == 0 && q.Box == nil && !q.Populated {
 		return nil
 	}
-	return &filter{countries: q.Countries, regions: q.Regions, box: q.Box, populated: q.Populated}
+	f := &filter{countries: q.Countries, regions: q.Regions, populated: q.Populated}
+	if q.Box != nil {
+		f.box = newFixedBox(q.Box)
+	}
+	return f
+}
+
+// fixedBox is a search.Box in the records' fixed-point degrees (see
+// fixedDegrees), edges included: a record's coordinates are compared as
+// they are stored, without turning them into degrees. A biased Find
+// filters every key of a heavy prefix's range by its box (see
+// index.scan), and the two divisions of recordView.location were most of
+// that.
+type fixedBox struct {
+	minLat, maxLat, minLon, maxLon int64
+}
+
+// newFixedBox returns the fixedBox that holds exactly the stored
+// coordinates that b contains (see recordView.location and
+// search.Box.Contains).
+func newFixedBox(b *search.Box) *fixedBox {
+	return &fixedBox{
+		minLat: fixedAtLeast(b.MinLat), maxLat: fixedAtMost(b.MaxLat),
+		minLon: fixedAtLeast(b.MinLon), maxLon: fixedAtMost(b.MaxLon),
+	}
+}
+
+// fixedAtLeast returns the least stored coordinate l whose degrees,
+// float64(l)/degreeScale as recordView.location reads them, are at
+// least v (a finite number of degrees).
+func fixedAtLeast(v float64) int64 {
+	l := int64(math.Ceil(v * degreeScale))
+	for float64(l-1)/degreeScale >= v {
+		l--
+	}
+	for float64(l)/degreeScale < v {
+		l++
+	}
+	return l
+}
+
+// fixedAtMost returns the greatest stored coordinate l whose degrees are
+// at most v.
+func fixedAtMost(v float64) int64 {
+	l := int64(math.Floor(v * degreeScale))
+	for float64(l+1)/degreeScale <= v {
+		l++
+	}
+	for float64(l)/degreeScale > v {
+		l--
+	}
+	return l
+}
+
+// contains reports whether record r (a city's) lies in b: a record
+// without a location does not.
+func (b *fixedBox) contains(r recordView) bool {
+	lat, lon := int64(int32(le32(r, rLat))), int64(int32(le32(r, rLon)))
+	return lat != noLocation && lat >= b.minLat && lat <= b.maxLat && lon >= b.minLon && lon <= b.maxLon
 }
 
 // accepts reports whether filter f (nil: keep all) keeps key k's city.
@@ -198,20 +257,20 @@ func (x *index) accepts(k uint32, f *filter) bool {
 	if f.populated && r.pop() == 0 {
 		return false
 	}
-	a := &x.s.areas[r.area()]
-	if len(f.countries) > 0 && !containsString(f.countries, a.code) {
-		return false
-	}
-	if len(f.regions) > 0 && !containsString(f.regions, a.subSlug) && !containsString(f.regions, a.regionSlug) {
-		return false
+	if len(f.countries) > 0 || len(f.regions) > 0 {
+		a := &x.s.areas[r.area()]
+		if len(f.countries) > 0 && !containsString(f.countries, a.code) {
+			return false
+		}
+		if len(f.regions) > 0 && !containsString(f.regions, a.subSlug) && !containsString(f.regions, a.regionSlug) {
+			return false
+		}
 	}
 	if f.box != nil {
 		if r.isAlt() {
 			r = x.s.rec(r.cityRec())
 		}
-		if lat, lon, ok := r.location(); !ok || !f.box.Contains(lat, lon) {
-			return false
-		}
+		return f.box.contains(r)
 	}
 	return true
 }
