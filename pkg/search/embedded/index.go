@@ -198,17 +198,31 @@ func newFilter(q *search.Query) *filter {
 // index.scan), and the two divisions of recordView.location were most of
 // that.
 type fixedBox struct {
-	minLat, maxLat, minLon, maxLon int64
+	// The least latitude and longitude in the box, and how far the box
+	// goes beyond them (see contains).
+	minLat, minLon   int64
+	latSpan, lonSpan int64
 }
 
 // newFixedBox returns the fixedBox that holds exactly the stored
 // coordinates that b contains (see recordView.location and
 // search.Box.Contains).
 func newFixedBox(b *search.Box) *fixedBox {
-	return &fixedBox{
-		minLat: fixedAtLeast(b.MinLat), maxLat: fixedAtMost(b.MaxLat),
-		minLon: fixedAtLeast(b.MinLon), maxLon: fixedAtMost(b.MaxLon),
+	var fb fixedBox
+	fb.minLat, fb.latSpan = fixedRange(b.MinLat, b.MaxLat)
+	fb.minLon, fb.lonSpan = fixedRange(b.MinLon, b.MaxLon)
+	return &fb
+}
+
+// fixedRange returns the least stored coordinate within [lo, hi] degrees
+// and how far the others go beyond it; a range that holds none (lo and hi
+// between two steps of the fixed point) starts beyond every int32.
+func fixedRange(lo, hi float64) (min, span int64) {
+	from, to := fixedAtLeast(lo), fixedAtMost(hi)
+	if to < from {
+		return math.MaxInt32 + 1, 0
 	}
+	return from, to - from
 }
 
 // fixedAtLeast returns the least stored coordinate l whose degrees,
@@ -239,10 +253,28 @@ func fixedAtMost(v float64) int64 {
 }
 
 // contains reports whether record r (a city's) lies in b: a record
-// without a location does not.
+// without a location does not (noLocation is below every latitude). The
+// four edges are tested at once, without a branch for each: a coordinate
+// is out when how far it is past the low edge, or short of the high one,
+// is negative, and the sign bit of any of the four is that of their OR.
+// The cities of a prefix's range lie anywhere, in no order a branch
+// could guess.
 func (b *fixedBox) contains(r recordView) bool {
-	lat, lon := int64(int32(le32(r, rLat))), int64(int32(le32(r, rLon)))
-	return lat != noLocation && lat >= b.minLat && lat <= b.maxLat && lon >= b.minLon && lon <= b.maxLon
+	lat := int64(int32(le32(r, rLat))) - b.minLat
+	lon := int64(int32(le32(r, rLon))) - b.minLon
+	return lat|(b.latSpan-lat)|lon|(b.lonSpan-lon) >= 0
+}
+
+// inBox reports whether key k's city lies in b.
+func (x *index) inBox(k uint32, b *fixedBox) bool {
+	if x.words {
+		k, _ = x.wordRec(k)
+	}
+	r := x.s.rec(k)
+	if r.isAlt() {
+		r = x.s.rec(r.cityRec())
+	}
+	return b.contains(r)
 }
 
 // accepts reports whether filter f (nil: keep all) keeps key k's city.
@@ -266,13 +298,13 @@ func (x *index) accepts(k uint32, f *filter) bool {
 			return false
 		}
 	}
-	if f.box != nil {
-		if r.isAlt() {
-			r = x.s.rec(r.cityRec())
-		}
-		return f.box.contains(r)
+	if f.box == nil {
+		return true
 	}
-	return true
+	if r.isAlt() {
+		r = x.s.rec(r.cityRec())
+	}
+	return f.box.contains(r)
 }
 
 func containsString(list []string, s string) bool {
@@ -448,12 +480,19 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 	var ranks [search.MaxLimit]uint64
 	var multi [search.MaxLimit]bool
 	n := 0
+	// The box first, on its own: a biased Find's local search turns away
+	// most keys of a heavy prefix's range by their location, and accepts
+	// costs more than that test (it then tests the box again).
+	var box *fixedBox
+	if f != nil {
+		box = f.box
+	}
 	for i := uint32(exactHi); i < uint32(hi); i++ {
 		r := x.order(i)
 		if n == limit && r > ranks[n-1] {
 			continue
 		}
-		if !x.accepts(i, f) {
+		if box != nil && !x.inBox(i, box) || !x.accepts(i, f) {
 			continue
 		}
 		m := x.multi(i)

@@ -153,6 +153,7 @@ func TestFixedBoxAgreesWithBox(t *testing.T) {
 		{MinLon: 0.1e-7, MinLat: -1.00000005, MaxLon: 0.3e-7, MaxLat: 1.00000005},
 		{MinLon: -180, MinLat: -90, MaxLon: 180, MaxLat: 90},
 		{MinLon: 2.35, MinLat: 48.85, MaxLon: 2.35, MaxLat: 48.85},
+		{MinLon: 2.35, MinLat: 1.00000005, MaxLon: 2.35, MaxLat: 1.00000005}, // between two steps: holds nothing
 	} {
 		t.Run(fmt.Sprint(b), func(t *testing.T) {
 			fb := newFixedBox(&b)
