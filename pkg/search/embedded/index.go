@@ -492,7 +492,19 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 		if n == limit && r > ranks[n-1] {
 			continue
 		}
-		if box != nil && !x.inBox(i, box) || !x.accepts(i, f) {
+		if box != nil {
+			// A main name's key is its city's record: its location is
+			// tested in place, where a call per key (inBox's) costs as
+			// much as the test.
+			if x.words || x.s.isAlt(i) {
+				if !x.inBox(i, box) {
+					continue
+				}
+			} else if !box.contains(x.s.rec(i)) {
+				continue
+			}
+		}
+		if !x.accepts(i, f) {
 			continue
 		}
 		m := x.multi(i)
