@@ -175,3 +175,13 @@ func misspell(rng *rand.Rand, draw func() string, n, edits int) (out, of []strin
 	}
 	return out, of
 }
+
+// HeavyPrefixes have tens of thousands of matches each in the large
+// dataset: the slowest prefixes of most measures.
+var HeavyPrefixes = []string{"san", "new", "ber", "sta", "kar", "mar"}
+
+// NearPoints are where the biased queries of `make bench` are asked from:
+// Santiago de Chile, Springfield IL, Paris and Tokyo.
+var NearPoints = []search.Point{
+	{Lat: -33.45, Lon: -70.66}, {Lat: 39.80, Lon: -89.64}, {Lat: 48.85, Lon: 2.35}, {Lat: 35.68, Lon: 139.69},
+}

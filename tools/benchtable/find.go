@@ -5,16 +5,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cityfinder/cityfinder/internal/benchenv"
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
 // What issue 14's queries add to the prefix: each query of the sample takes
 // the next point, box or qualifier in turn.
 var (
-	nearPoints = []search.Point{ // Santiago de Chile, Springfield IL, Paris, Tokyo
-		{Lat: -33.45, Lon: -70.66}, {Lat: 39.80, Lon: -89.64}, {Lat: 48.85, Lon: 2.35}, {Lat: 35.68, Lon: 139.69},
-	}
-	boxes = []search.Box{ // Europe, Illinois
+	nearPoints = benchenv.NearPoints
+	boxes      = []search.Box{ // Europe, Illinois
 		{MinLon: -25, MinLat: 34, MaxLon: 45, MaxLat: 72}, {MinLon: -91.51, MinLat: 36.97, MaxLon: -87.49, MaxLat: 42.51},
 	}
 	qualifiers = []string{" fr", " us", " chile"}

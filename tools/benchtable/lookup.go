@@ -23,7 +23,7 @@ import (
 )
 
 // heavyPrefixes have tens of thousands of matches each in the large dataset.
-var heavyPrefixes = []string{"san", "new", "ber", "sta", "kar", "mar"}
+var heavyPrefixes = benchenv.HeavyPrefixes
 
 // bareRead is the floor for any importer: encoding/csv reading every row.
 // It returns the data rows and the best time of three runs.

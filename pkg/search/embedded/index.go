@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -174,7 +175,7 @@ func weight(pop int64, alt, whole bool) int64 {
 // search.Query.Accepts).
 type filter struct {
 	countries, regions []string
-	box                *search.Box
+	box                *fixedBox
 	populated          bool
 }
 
@@ -183,7 +184,97 @@ func newFilter(q *search.Query) *filter {
 	if len(q.Countries) == 0 && len(q.Regions) == 0 && q.Box == nil && !q.Populated {
 		return nil
 	}
-	return &filter{countries: q.Countries, regions: q.Regions, box: q.Box, populated: q.Populated}
+	f := &filter{countries: q.Countries, regions: q.Regions, populated: q.Populated}
+	if q.Box != nil {
+		f.box = newFixedBox(q.Box)
+	}
+	return f
+}
+
+// fixedBox is a search.Box in the records' fixed-point degrees (see
+// fixedDegrees), edges included: a record's coordinates are compared as
+// they are stored, without turning them into degrees. A biased Find
+// filters every key of a heavy prefix's range by its box (see
+// index.scan), and the two divisions of recordView.location were most of
+// that.
+type fixedBox struct {
+	// The least latitude and longitude in the box, and how far the box
+	// goes beyond them (see contains).
+	minLat, minLon   int64
+	latSpan, lonSpan int64
+}
+
+// newFixedBox returns the fixedBox that holds exactly the stored
+// coordinates that b contains (see recordView.location and
+// search.Box.Contains).
+func newFixedBox(b *search.Box) *fixedBox {
+	var fb fixedBox
+	fb.minLat, fb.latSpan = fixedRange(b.MinLat, b.MaxLat)
+	fb.minLon, fb.lonSpan = fixedRange(b.MinLon, b.MaxLon)
+	return &fb
+}
+
+// fixedRange returns the least stored coordinate within [lo, hi] degrees
+// and how far the others go beyond it; a range that holds none (lo and hi
+// between two steps of the fixed point) starts beyond every int32.
+func fixedRange(lo, hi float64) (min, span int64) {
+	from, to := fixedAtLeast(lo), fixedAtMost(hi)
+	if to < from {
+		return math.MaxInt32 + 1, 0
+	}
+	return from, to - from
+}
+
+// fixedAtLeast returns the least stored coordinate l whose degrees,
+// float64(l)/degreeScale as recordView.location reads them, are at
+// least v (a finite number of degrees).
+func fixedAtLeast(v float64) int64 {
+	l := int64(math.Ceil(v * degreeScale))
+	for float64(l-1)/degreeScale >= v {
+		l--
+	}
+	for float64(l)/degreeScale < v {
+		l++
+	}
+	return l
+}
+
+// fixedAtMost returns the greatest stored coordinate l whose degrees are
+// at most v.
+func fixedAtMost(v float64) int64 {
+	l := int64(math.Floor(v * degreeScale))
+	for float64(l+1)/degreeScale <= v {
+		l++
+	}
+	for float64(l)/degreeScale > v {
+		l--
+	}
+	return l
+}
+
+// contains reports whether record r (a city's) lies in b: a record
+// without a location does not (noLocation is below every latitude). The
+// four edges are tested at once, without a branch for each: a coordinate
+// is out when how far it is past the low edge, or short of the high one,
+// is negative, and the sign bit of any of the four is that of their OR.
+// The cities of a prefix's range lie anywhere, in no order a branch
+// could guess.
+func (b *fixedBox) contains(r recordView) bool {
+	lat := int64(int32(le32(r, rLat))) - b.minLat
+	lon := int64(int32(le32(r, rLon))) - b.minLon
+	return lat|(b.latSpan-lat)|lon|(b.lonSpan-lon) >= 0
+}
+
+// inBox reports whether key k's city lies in b.
+func (x *index) inBox(k uint32, b *fixedBox) bool {
+	if x.words {
+		k, _ = x.wordRec(k)
+	}
+	r := x.s.rec(k)
+	if r.isAlt() {
+		r = x.s.rec(r.cityRec())
+	}
+	return b.contains(r)
 }
 
 // accepts reports whether filter f (nil: keep all) keeps key k's city.
@@ -198,22 +289,22 @@ func (x *index) accepts(k uint32, f *filter) bool {
 	if f.populated && r.pop() == 0 {
 		return false
 	}
-	a := &x.s.areas[r.area()]
-	if len(f.countries) > 0 && !containsString(f.countries, a.code) {
-		return false
-	}
-	if len(f.regions) > 0 && !containsString(f.regions, a.subSlug) && !containsString(f.regions, a.regionSlug) {
-		return false
-	}
-	if f.box != nil {
-		if r.isAlt() {
-			r = x.s.rec(r.cityRec())
+	if len(f.countries) > 0 || len(f.regions) > 0 {
+		a := &x.s.areas[r.area()]
+		if len(f.countries) > 0 && !containsString(f.countries, a.code) {
+			return false
 		}
-		if lat, lon, ok := r.location(); !ok || !f.box.Contains(lat, lon) {
+		if len(f.regions) > 0 && !containsString(f.regions, a.subSlug) && !containsString(f.regions, a.regionSlug) {
 			return false
 		}
 	}
-	return true
+	if f.box == nil {
+		return true
+	}
+	if r.isAlt() {
+		r = x.s.rec(r.cityRec())
+	}
+	return f.box.contains(r)
 }
 
 func containsString(list []string, s string) bool {
@@ -389,10 +480,29 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 	var ranks [search.MaxLimit]uint64
 	var multi [search.MaxLimit]bool
 	n := 0
+	// The box first, on its own: a biased Find's local search turns away
+	// most keys of a heavy prefix's range by their location, and accepts
+	// costs more than that test (it then tests the box again).
+	var box *fixedBox
+	if f != nil {
+		box = f.box
+	}
 	for i := uint32(exactHi); i < uint32(hi); i++ {
 		r := x.order(i)
 		if n == limit && r > ranks[n-1] {
 			continue
+		}
+		if box != nil {
+			// A main name's key is its city's record: its location is
+			// tested in place, where a call per key (inBox's) costs as
+			// much as the test.
+			if x.words || x.s.isAlt(i) {
+				if !x.inBox(i, box) {
+					continue
+				}
+			} else if !box.contains(x.s.rec(i)) {
+				continue
+			}
 		}
 		if !x.accepts(i, f) {
 			continue

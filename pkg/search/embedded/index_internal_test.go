@@ -140,3 +140,44 @@ func TestReadStats(t *testing.T) {
 		t.Errorf("readStats of a damaged file: err = %v, want errCorrupt", err)
 	}
 }
+
+// A fixedBox keeps exactly the stored coordinates whose degrees, as
+// recordView.location reads them, search.Box.Contains keeps: checked at
+// and around each edge of boxes whose edges are and are not whole steps
+// of the fixed point, and for a record without a location.
+func TestFixedBoxAgreesWithBox(t *testing.T) {
+	for _, b := range []search.Box{
+		{MinLon: -25, MinLat: 34, MaxLon: 45, MaxLat: 72},
+		{MinLon: -91.51, MinLat: 36.97, MaxLon: -87.49, MaxLat: 42.51},
+		{MinLon: -73.5346, MinLat: -35.6958, MaxLon: -67.7854, MaxLat: -31.2042}, // 250 km around Santiago de Chile
+		{MinLon: 0.1e-7, MinLat: -1.00000005, MaxLon: 0.3e-7, MaxLat: 1.00000005},
+		{MinLon: -180, MinLat: -90, MaxLon: 180, MaxLat: 90},
+		{MinLon: 2.35, MinLat: 48.85, MaxLon: 2.35, MaxLat: 48.85},
+		{MinLon: 2.35, MinLat: 1.00000005, MaxLon: 2.35, MaxLat: 1.00000005}, // between two steps: holds nothing
+	} {
+		t.Run(fmt.Sprint(b), func(t *testing.T) {
+			fb := newFixedBox(&b)
+			edges := []float64{b.MinLat, b.MaxLat, b.MinLon, b.MaxLon}
+			rec := make(recordView, recordSize)
+			for _, lat := range edges {
+				for _, lon := range edges {
+					for dLat := int32(-3); dLat <= 3; dLat++ {
+						for dLon := int32(-3); dLon <= 3; dLon++ {
+							c := cityRecord{lat: fixedDegrees(lat) + dLat, lon: fixedDegrees(lon) + dLon}
+							c.put(rec)
+							rLat, rLon, _ := rec.location()
+							if got, want := fb.contains(rec), b.Contains(rLat, rLon); got != want {
+								t.Fatalf("(%d, %d): contains = %v, Box.Contains(%v, %v) = %v", c.lat, c.lon, got, rLat, rLon, want)
+							}
+						}
+					}
+				}
+			}
+			c := cityRecord{lat: noLocation}
+			c.put(rec)
+			if fb.contains(rec) {
+				t.Error("a record without a location is in the box")
+			}
+		})
+	}
+}
