@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
@@ -32,6 +33,7 @@ type MaxMindReader struct {
 type maxmindParser struct {
 	text      []byte // Latin-1 → UTF-8 scratch
 	names     []byte // scratch of a row's name then its slug, made one string
+	strings   stringChunks
 	code      []byte // lower-cased country code scratch
 	countries countryNames
 	regions   interner
@@ -74,7 +76,7 @@ func (r *maxmindParser) takeUnknown(dst []string) []string { return r.countries.
 // parse turns a line into a city, or says why it cannot.
 func (r *maxmindParser) parse(line []byte) (search.City, string) {
 	var f [7][]byte
-	if n := splitFields(f[:], line, ','); n != len(maxmindColumns) {
+	if n := splitShortFields(f[:], line, ','); n != len(maxmindColumns) {
 		return search.City{}, fmt.Sprintf("wrong number of fields (%d, want %d)", n, len(maxmindColumns))
 	}
 	if reason := fieldTooLong(f[:], maxmindColumns, -1); reason != "" {
@@ -113,7 +115,7 @@ func (r *maxmindParser) parse(line []byte) (search.City, string) {
 		return search.City{}, fmt.Sprintf("invalid longitude %s", quote(f[6]))
 	}
 	c.HasLocation = true
-	names := string(r.names) // the name and the slug in one allocation
+	names := r.strings.text(r.names) // the name and the slug, in a chunk of many rows'
 	c.Name, c.Slug = names[:len(name)], names[len(name):]
 	co := r.countries.lookup(r.code)
 	c.CountryCode, c.Country = co.code, co.name
@@ -139,6 +141,53 @@ func splitFields(f [][]byte, line []byte, sep byte) int {
 		line = line[i+1:]
 		n++
 	}
+}
+
+// stringChunks makes strings of bytes, many in each chunk of memory that
+// it allocates: a row's name and slug cost no allocation of their own. A
+// chunk's bytes are never written again once made a string; it lives as
+// long as any of its strings (the store copies them, and drops the rows).
+type stringChunks struct {
+	buf []byte
+}
+
+// stringChunk is the size of a stringChunks chunk: the strings of some
+// 500 MaxMind rows.
+const stringChunk = 16 << 10
+
+// text returns the bytes of b as a string.
+func (s *stringChunks) text(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(s.buf)-len(s.buf) < len(b) {
+		s.buf = make([]byte, 0, max(stringChunk, len(b)))
+	}
+	off := len(s.buf)
+	s.buf = append(s.buf, b...)
+	return unsafe.String(&s.buf[off], len(b))
+}
+
+// splitShortFields is splitFields for lines of short fields, such as
+// MaxMind's 40 bytes in 7 fields: one loop over the bytes costs less there
+// than a call of bytes.IndexByte a field (GeoNames' long fields of
+// alternate names are the other way round).
+func splitShortFields(f [][]byte, line []byte, sep byte) int {
+	n, start := 0, 0
+	for i, c := range line {
+		if c != sep {
+			continue
+		}
+		if n < len(f) {
+			f[n] = line[start:i]
+		}
+		n++
+		start = i + 1
+	}
+	if n < len(f) {
+		f[n] = line[start:]
+	}
+	return n + 1
 }
 
 // parseDegrees parses a latitude or longitude (".316667" and "-.093689" are

@@ -3,6 +3,7 @@ package importer
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -36,9 +37,28 @@ func TestSplitFields(t *testing.T) {
 		{"a,b,c,d,e", 5, []string{"a", "b", "c"}},
 		{"a", 1, []string{"a", "", ""}},
 	} {
-		var f [3][]byte
-		if n := splitFields(f[:], []byte(tt.line), ','); n != tt.n || string(f[0]) != tt.want[0] || string(f[1]) != tt.want[1] || string(f[2]) != tt.want[2] {
-			t.Errorf("splitFields(%q) = %d %q, want %d %q", tt.line, n, f, tt.n, tt.want)
+		for name, split := range map[string]func([][]byte, []byte, byte) int{"splitFields": splitFields, "splitShortFields": splitShortFields} {
+			var f [3][]byte
+			if n := split(f[:], []byte(tt.line), ','); n != tt.n || string(f[0]) != tt.want[0] || string(f[1]) != tt.want[1] || string(f[2]) != tt.want[2] {
+				t.Errorf("%s(%q) = %d %q, want %d %q", name, tt.line, n, f, tt.n, tt.want)
+			}
+		}
+	}
+}
+
+func TestStringChunks(t *testing.T) {
+	var s stringChunks
+	var got, want []string
+	for i := range 3 * stringChunk / 100 { // several chunks, some strings at their ends
+		b := []byte(strconv.Itoa(i) + strings.Repeat("x", i%97))
+		got, want = append(got, s.text(b)), append(want, string(b))
+		clear(b) // the caller's scratch, written again
+	}
+	big := strings.Repeat("y", 2*stringChunk) // longer than a chunk
+	got, want = append(got, s.text([]byte(big)), s.text(nil)), append(want, big, "")
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("string %d = %.40q, want %.40q", i, got[i], want[i])
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gosimple/unidecode"
+
 	"github.com/cityfinder/cityfinder/pkg/search"
 )
 
@@ -64,7 +66,8 @@ func TestQueryFolding(t *testing.T) {
 }
 
 func FuzzSlug(f *testing.F) {
-	for _, s := range []string{"İstanbul", "São Paulo", "Þórshöfn", "Xi'an", " bab el ahmar", "東京", "\xff\xfe", "a--b"} {
+	for _, s := range []string{"İstanbul", "São Paulo", "Þórshöfn", "Xi'an", " bab el ahmar", "東京", "\xff\xfe", "a--b",
+		"Ærø-Ḩawallī", "Köln東京a", "ß'ß", "é\xffé", "a·b", "Sankt-Петербург"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -83,7 +86,19 @@ func FuzzSlug(f *testing.F) {
 		if fromBytes := string(search.AppendSlug([]byte("x"), []byte(s))); fromBytes != "x"+got {
 			t.Fatalf("AppendSlug of the bytes of %q appends %q, Slug is %q", s, fromBytes[1:], got)
 		}
+		if want := wholeSlug(s); got != want {
+			t.Fatalf("Slug(%q) = %q, the slug of its whole transliteration is %q", s, got, want)
+		}
 	})
+}
+
+// wholeSlug is Slug as the doc comment defines it: s transliterated whole
+// by unidecode, then folded, where Slug transliterates a rune at a time.
+func wholeSlug(s string) string {
+	words := strings.FieldsFunc(strings.NewReplacer("'", "", "`", "").Replace(unidecode.Unidecode(s)), func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9')
+	})
+	return strings.ToLower(strings.Join(words, "-"))
 }
 
 func BenchmarkSlug(b *testing.B) {
