@@ -277,6 +277,14 @@ func (x *index) inBox(k uint32, b *fixedBox) bool {
 	return b.contains(r)
 }
 
+// withoutBox returns f without its box, for a scan that tests the box on
+// its own, and whether anything is left to test.
+func (f *filter) withoutBox() (filter, bool) {
+	rest := *f
+	rest.box = nil
+	return rest, len(rest.countries) > 0 || len(rest.regions) > 0 || rest.populated
+}
+
 // accepts reports whether filter f (nil: keep all) keeps key k's city.
 func (x *index) accepts(k uint32, f *filter) bool {
 	if f == nil {
@@ -482,10 +490,15 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 	n := 0
 	// The box first, on its own: a biased Find's local search turns away
 	// most keys of a heavy prefix's range by their location, and accepts
-	// costs more than that test (it then tests the box again).
+	// costs more than that test; accepts then tests the rest of f.
 	var box *fixedBox
-	if f != nil {
-		box = f.box
+	rest, unboxed := f, filter{}
+	if f != nil && f.box != nil {
+		box, rest = f.box, nil
+		var left bool
+		if unboxed, left = f.withoutBox(); left {
+			rest = &unboxed
+		}
 	}
 	for i := uint32(exactHi); i < uint32(hi); i++ {
 		r := x.order(i)
@@ -504,7 +517,7 @@ func (x *index) scan(prefix string, f *filter, lo, hi, limit int, dst []uint32) 
 				continue
 			}
 		}
-		if !x.accepts(i, f) {
+		if !x.accepts(i, rest) {
 			continue
 		}
 		m := x.multi(i)
