@@ -47,7 +47,7 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 		args = append(args, s.Addr())
 	}
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	ctx, cancel := context.WithTimeout(tb.Context(), readyTimeout)
+	ctx, cancel := context.WithTimeout(tb.Context(), clusterJoinTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, args...)
 	out := &syncbuf.Buffer{}

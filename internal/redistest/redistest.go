@@ -40,7 +40,11 @@ const (
 	startAttempts = 5 // a free port can be taken between probing and binding
 	readyTimeout  = 10 * time.Second
 	stopTimeout   = 10 * time.Second
-	pollEvery     = 10 * time.Millisecond
+	// clusterJoinTimeout bounds redis-cli --cluster create, which waits
+	// for the nodes' gossip to agree: on a loaded CI machine (the race
+	// pass beside the image build) that once took longer than 10 s.
+	clusterJoinTimeout = 30 * time.Second
+	pollEvery          = 10 * time.Millisecond
 )
 
 // Server is one redis-server process listening on 127.0.0.1: a plain
