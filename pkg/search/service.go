@@ -393,7 +393,9 @@ func withoutLastWord(prefix string) (string, bool) {
 // withTypos ranks typo matches among the prefix matches found: by Score,
 // and by the location bias b when it has a point (see ranked), each city
 // once, the best q.Limit; with above, only the typo matches that score
-// above every prefix match (see typoWant). A typo match whose whole key
+// above the prefix match in the last place of the answer's first half
+// and within TypoReach of the best one (see typoWant). A typo match whose
+// whole key
 // is within maxEdits of the query counts as the whole-name match it is,
 // when that scores higher (see wholeTypo).
 func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias, above bool) []variantFound {
@@ -422,13 +424,19 @@ func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits
 	all := f.matches[start:len(f.matches):len(f.matches)]
 	f.sort(all, b)
 	if above {
-		best := 0.0 // the best prefix match's score, biased as the sort left it
-		for i := range all {
+		// The score of the prefix match in the last place of the answer's
+		// first half (biased as the sort left it), or TypoReach below the
+		// best prefix match if that is higher: a typo match must score
+		// above it.
+		floor, keep, best := 0.0, typoFreeMatches(q.Limit), 0.0
+		for i := 0; i < len(all) && keep > 0; i++ {
 			if all[i].edits == 0 {
 				best = max(best, all[i].score)
+				floor, keep = all[i].score, keep-1
 			}
 		}
-		all = slices.DeleteFunc(all, func(v variantFound) bool { return v.edits > 0 && v.score <= best })
+		floor = max(floor, best/TypoReach)
+		all = slices.DeleteFunc(all, func(v variantFound) bool { return v.edits > 0 && v.score <= floor })
 	}
 	return all[:min(len(all), q.Limit)]
 }

@@ -72,29 +72,46 @@ const TypedRightScore = 1e6
 // matches are hamlets, most of them MaxMind's rows of no known
 // population, that say little of what the person meant: "prais" names
 // five hamlets of that name and "layos" Layos (365 people), and Paris and
-// Lagos are one edit away. Then the typo matches that score above every
-// prefix match are looked for (see typoWant). At 10⁵ ("kapur": Kanpur
-// before Kapurthala, 92,667) the typed log of make bench walked 36 times
-// in 100 keystrokes rather than 27 (25 before the rule), for 1.6% more
-// of the one-edit misspellings of cities drawn by population found
-// (docs/performance.md).
+// Lagos are one edit away. Then the typo matches that score above the
+// prefix matches that keep their place are looked for (see typoWant),
+// unless half the answer is places of known population.
 const WeakFillScore = 1e4
+
+// TypoReach is how far below the best of weak prefix matches a typo match
+// may score and still be listed beside them (see typoWant): a tenth. With
+// EditCost, a place one edit away from a short text is listed when it is
+// ten times the size of the best prefix match ("kapur": Kanpur, 2.8M,
+// beside Kapurthala, 92,667), from a long one three times; "bosto" lists
+// Boston and its namesakes, not Rostov (1.1M). Without it, 35% rather
+// than 25% of the answers on the typed log of make bench carried typo
+// matches, for none more of the misspelled cities drawn by population
+// found (docs/performance.md).
+const TypoReach = 10
 
 // typoWant returns how many typo matches to look for beside the prefix
 // matches found for an answer of limit, and whether only those that
-// score above every prefix match are to be kept. None when a prefix
-// match from the start of a name scores TypedRightScore or more, nor when
-// prefix matches fill half the answer and one of them, at any word,
-// scores WeakFillScore or more. When weak prefix matches fill half of it,
-// half the answer at most is looked for, and kept only above them: the
-// place the person meant rather than what they typed, never padding a
-// list that prefix matches fill.
+// score above the prefix matches that keep their place are to be kept
+// (see withTypos). None when a prefix match from the start of a name
+// scores TypedRightScore or more, nor when prefix matches of known
+// population fill half the answer and one of them, at any word, scores
+// WeakFillScore or more. When prefix matches fill half of it but fewer
+// than half are places of known population, or all are weak, half the
+// answer at most is looked for, and kept only above the prefix match in
+// the last place of that half and within TypoReach of the best: the
+// place the person meant rather than hamlets of the name they typed
+// ("kapur" lists Kanpur, 2.8M, one edit away, and Kapurthala, 92,667,
+// before hamlets named Kapur of no known population), never padding
+// below them.
 func typoWant(found []variantFound, limit int) (want int, above bool) {
 	best, bestStart := 0.0, 0.0
+	populated := 0
 	for i := range found {
 		best = max(best, found[i].score)
 		if !found[i].Key.Word() {
 			bestStart = max(bestStart, found[i].score)
+		}
+		if found[i].Population > 0 {
+			populated++
 		}
 	}
 	half := typoFreeMatches(limit)
@@ -103,7 +120,7 @@ func typoWant(found []variantFound, limit int) (want int, above bool) {
 		return 0, false
 	case len(found) < half:
 		return limit - len(found), false
-	case best >= WeakFillScore:
+	case populated >= half && best >= WeakFillScore:
 		return 0, false
 	}
 	return limit - half, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cityfinder/cityfinder/pkg/search"
@@ -143,27 +144,78 @@ func typoLines(t *testing.T, svc *search.Service, req search.Request) []string {
 }
 
 // Prefix matches of hamlets that fill half the answer do not keep out the
-// city one edit away that outranks them all; typo matches that would
-// only pad the list below them stay out, and so does every typo match
-// once a prefix match is a place of some size (search.WeakFillScore).
+// city one edit away that outranks them: typo matches that would only pad
+// the list below the first half stay out. Nor does one town of some size
+// among hamlets ("prais" beside Praisville): Paris is still what the
+// person most likely meant. Only once half the answer is places of known
+// population, one of some size (search.WeakFillScore), was the name typed
+// right, and no typo match is looked for.
 func TestWeakPrefixMatchesLetTheCityMeantAhead(t *testing.T) {
 	cities := []search.City{
 		storetest.CountryCity("Paris", "France", "fr", 2138551),
 		storetest.CountryCity("Priais", "France", "fr", 0), // one edit, of no known population
 	}
+	hamlets := []string{"Prais 0", "Prais 0", "Prais 0", "Prais 0", "Prais 0", "Prais 0"}
 	for _, country := range []string{"Angola", "Brazil", "France", "Peru", "Chile", "Panama"} {
 		cities = append(cities, storetest.CountryCity("Prais", country, "", 0))
 	}
-	svc, _ := mustService(t, cities...)
-	got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: "prais", Limit: 10, Fuzzy: true})
-	if want := []string{"Paris 1", "Prais 0", "Prais 0", "Prais 0", "Prais 0", "Prais 0", "Prais 0"}; !slices.Equal(got, want) {
-		t.Errorf("prais: got %q, want %q", got, want)
+	praisville := storetest.CountryCity("Praisville", "Canada", "ca", 20000)
+	var towns []search.City
+	for i, country := range []string{"Spain", "Italy", "Chile", "Peru"} {
+		towns = append(towns, storetest.CountryCity(fmt.Sprintf("Prais %c", 'A'+i), country, "", 300))
 	}
-	// A town of 20,000 among the prefix matches: "prais" was typed right.
-	svc, _ = mustService(t, append(cities, storetest.CountryCity("Praisville", "Canada", "ca", 20000))...)
-	got = typoLines(t, svc, search.Request{Dataset: search.Large, Text: "prais", Limit: 10, Fuzzy: true})
-	if len(got) != 7 || got[0] != "Praisville 0" || slices.Contains(got, "Paris 1") {
-		t.Errorf("prais beside Praisville: got %q, want Praisville and the six hamlets only", got)
+	for _, tc := range []struct {
+		name   string
+		cities []search.City
+		want   []string
+	}{
+		{"hamlets only", cities, append([]string{"Paris 1"}, hamlets...)},
+		{"a town among hamlets", append(slices.Clip(cities), praisville),
+			append([]string{"Paris 1", "Praisville 0"}, hamlets...)},
+		{"half the answer populated", append(append(slices.Clip(cities), praisville), towns...),
+			append([]string{"Praisville 0", "Prais A 0", "Prais B 0", "Prais C 0", "Prais D 0"}, hamlets[:5]...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, _ := mustService(t, tc.cities...)
+			got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: "prais", Limit: 10, Fuzzy: true})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("prais: got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Beside one town and hamlets of the name typed, a city one edit away is
+// listed only when it is much the larger (search.TypoReach): "kapur" is
+// Kanpur misspelled as likely as Kapurthala typed, "bosto" is Boston.
+func TestTypoMatchesBesideATownAreWithinReach(t *testing.T) {
+	for _, tc := range []struct {
+		text   string
+		cities []search.City
+		want   []string
+	}{
+		{"kapur", []search.City{
+			storetest.CountryCity("Kapurthala", "India", "in", 92667),
+			storetest.CountryCity("Kanpur", "India", "in", 2823249),
+		}, []string{"Kanpur 1", "Kapurthala 0"}},
+		{"bosto", []search.City{
+			storetest.CountryCity("Boston", "United States", "us", 675647),
+			storetest.CountryCity("Rostov", "Russia", "ru", 1130305),
+		}, []string{"Boston 0"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			hamlet := strings.ToUpper(tc.text[:1]) + tc.text[1:]
+			want := tc.want
+			for _, country := range []string{"Angola", "Brazil", "France", "Peru", "Chile"} {
+				tc.cities = append(tc.cities, storetest.CountryCity(hamlet, country, "", 0))
+				want = append(want, hamlet+" 0")
+			}
+			svc, _ := mustService(t, tc.cities...)
+			got := typoLines(t, svc, search.Request{Dataset: search.Large, Text: tc.text, Limit: 10, Fuzzy: true})
+			if !slices.Equal(got, want) {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
 	}
 }
 
