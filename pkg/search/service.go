@@ -395,9 +395,8 @@ func withoutLastWord(prefix string) (string, bool) {
 // once, the best q.Limit; with above, only the typo matches that score
 // above the prefix match in the last place of the answer's first half
 // and within TypoReach of the best one (see typoWant). A typo match whose
-// whole key
-// is within maxEdits of the query counts as the whole-name match it is,
-// when that scores higher (see wholeTypo).
+// whole key is within maxEdits of the query counts as the whole-name
+// match it is, when that scores higher (see wholeTypo).
 func (f *finder) withTypos(found []variantFound, typos []Typo, q Query, maxEdits int, b bias, above bool) []variantFound {
 	// In the finder's memory, after the matches of every fetch, as fetch
 	// appends its own (found may be some of them: they stay as they are).
