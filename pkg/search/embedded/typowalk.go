@@ -409,11 +409,14 @@ type plainChild struct {
 }
 
 // plain returns what enter decides for the children of x at depth d whose
-// bytes are not near, when they come out spent: x is no exact prefix of
-// the query and d is e or past, so that no set below e can hold a position
-// (at e, the set for e holds position 0: the child's path deleted whole).
+// bytes are not near, when they come out spent: d is e or past (at e, the
+// set for e holds position 0: the child's path deleted whole), and no set
+// below e holds a position. In a walk of one edit that is every open
+// node's plain children, those of the query's own prefixes too: a byte no
+// position is followed by keeps no alignment without edits. In one of
+// two, x must be no exact prefix of the query.
 func (w *typoWalk) plain(x *openNode, d int) (plainChild, bool) {
-	if d < w.e || x.rows[0] != 0 {
+	if d < w.e {
 		return plainChild{}, false
 	}
 	var r [maxTypoEdits + 1]uint64
