@@ -94,13 +94,14 @@ func typedURLs(base string, log []benchenv.TypedQuery) []string {
 const rounds = 3
 
 // roundsLoad is one query set loaded on serve with its answer cache, on a
-// serve without it and on the bare handler, in alternating rounds.
+// serve without it, on the bare handler and on the bare handler writing
+// the headers of a /search answer too, in alternating rounds.
 type roundsLoad struct {
-	cached, uncached, bare cachedLoad
+	cached, uncached, bare, headed cachedLoad
 }
 
 // loadRounds loads paths on each of systems (serve with the cache, serve
-// without, the bare handler: their base URLs) in turn, rounds times, each
+// without, the bare handler without and with headers: their base URLs) in turn, rounds times, each
 // for d, and keeps for each the median of its rounds' throughputs and
 // latencies, so that a round slowed by the machine's other work does not
 // make one system look faster than it is.
@@ -110,7 +111,7 @@ func loadRounds(systems []string, paths []string, conns int, d time.Duration) (r
 		for i, base := range systems {
 			var res cachedLoad
 			var err error
-			if i == len(systems)-1 { // the bare handler has no /metrics
+			if i >= 2 { // the bare handlers have no /metrics
 				res = cachedLoad{loadResult: load(withBase(base, paths), conns, d), queries: len(paths)}
 			} else if res, err = loadCounting(base, withBase(base, paths), conns, d); err != nil {
 				return roundsLoad{}, err
@@ -118,7 +119,7 @@ func loadRounds(systems []string, paths []string, conns int, d time.Duration) (r
 			runs[i] = append(runs[i], res)
 		}
 	}
-	return roundsLoad{cached: medianLoad(runs[0]), uncached: medianLoad(runs[1]), bare: medianLoad(runs[2])}, nil
+	return roundsLoad{cached: medianLoad(runs[0]), uncached: medianLoad(runs[1]), bare: medianLoad(runs[2]), headed: medianLoad(runs[3])}, nil
 }
 
 // medianLoad is the median throughput and latencies of runs, and their
@@ -181,5 +182,28 @@ func printCacheRows(w io.Writer, r *report, conns int) {
 			fmt.Sprintf("bare handler (the same answer to any query), same rounds: %.0f / %s / %s", b.rps, us(b.p50), us(b.p99)),
 			fmt.Sprintf("%.0f%% / %s at p99", 100*c.res.rps/b.rps, ratio(c.res.p99, b.p99)), c.target,
 			c.res.rps >= c.rps*b.rps && c.res.p99 <= b.p99*3/2 && c.res.failures == 0)
+	}
+	printHeadedRows(w, r)
+}
+
+// printHeadedRows prints, for the uniform prefixes and the typed log, the
+// bare handler that writes the headers of a /search answer too (CORS, rate
+// limit, caching, request id: what the contract sends with every answer)
+// beside the bare handler of the same rounds, and /search with and
+// without the answer cache as shares of it: what of the gap to the bare
+// handler is net/http writing those headers, and what is cityfinder's.
+func printHeadedRows(w io.Writer, r *report) {
+	for _, c := range []struct {
+		what string
+		l    roundsLoad
+	}{{"uniform prefixes", r.httpUniform}, {"typed log", r.httpTypedLog}} {
+		h, b := c.l.headed, c.l.bare
+		if h.requests == 0 || b.requests == 0 {
+			continue
+		}
+		row(w, "2", fmt.Sprintf("HTTP bare handler writing the %d headers of a /search answer too, %s, same rounds: requests/s / p50 / p99; /search with the answer cache on / off as a share of it", r.answerHeaders, c.what),
+			fmt.Sprintf("/search: %.0f%% / %.0f%%", 100*c.l.cached.rps/h.rps, 100*c.l.uncached.rps/h.rps),
+			fmt.Sprintf("with the headers: %.0f (%d failed) / %s / %s; without: %.0f", h.rps, h.failures, us(h.p50), us(h.p99), b.rps),
+			fmt.Sprintf("%.0f%% of the bare handler", 100*h.rps/b.rps), "", true)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -41,22 +42,28 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	}
 	defer benchenv.Stop(serve, 10*time.Second)
 	r.startup = startup
-	body, err := fetch(base + "/search?q=san&dataset=large")
+	body, header, err := fetchWithHeader(base + "/search?q=san&dataset=large")
 	if err != nil {
 		return err
 	}
-	bare, bareBase, err := startBare(ctx, body)
+	bare, bareBase, err := startBare(ctx, body, nil)
 	if err != nil {
 		return err
 	}
 	defer benchenv.Stop(bare, 10*time.Second)
+	headed, headedBase, err := startBare(ctx, body, answerHeader(header))
+	if err != nil {
+		return err
+	}
+	defer benchenv.Stop(headed, 10*time.Second)
+	r.answerHeaders = len(answerHeader(header))
 	uncached, uncachedBase, _, err := startServe(ctx, bin, r.storeDir, serveReady, "--answer-cache-mb", "0")
 	if err != nil {
 		return err
 	}
 	defer benchenv.Stop(uncached, 10*time.Second)
 
-	systems := []string{base, uncachedBase, bareBase}
+	systems := []string{base, uncachedBase, bareBase, headedBase}
 	uniform := defaultURLs("", set)
 	for _, b := range systems {
 		load(withBase(b, uniform), conns, time.Second) // warm up
@@ -90,11 +97,23 @@ func measureHTTP(ctx context.Context, bin string, r *report, set prefixSet, conn
 	return measurePlacesHTTP(base, serve.Process.Pid, r, conns, duration)
 }
 
-// startBare starts the bare handler (see serveBare) answering body, and
-// returns it with its base URL.
-func startBare(ctx context.Context, body []byte) (*exec.Cmd, string, error) {
-	bodyFile := filepath.Join(os.TempDir(), "cityfinder-bench-body.json")
+// startBare starts the bare handler (see serveBare) answering body with
+// header besides its Content-Type, and returns it with its base URL.
+func startBare(ctx context.Context, body []byte, header http.Header) (*exec.Cmd, string, error) {
+	dir, err := os.MkdirTemp("", "cityfinder-bench-bare")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(dir) // read at start
+	bodyFile, headerFile := filepath.Join(dir, "body.json"), filepath.Join(dir, "header.json")
+	encoded, err := json.Marshal(header)
+	if err != nil {
+		return nil, "", err
+	}
 	if err := os.WriteFile(bodyFile, body, 0o644); err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(headerFile, encoded, 0o644); err != nil {
 		return nil, "", err
 	}
 	self, err := os.Executable()
@@ -105,7 +124,7 @@ func startBare(ctx context.Context, body []byte) (*exec.Cmd, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	bare := exec.CommandContext(ctx, self, "-bare-server", addr, "-bare-body", bodyFile)
+	bare := exec.CommandContext(ctx, self, "-bare-server", addr, "-bare-body", bodyFile, "-bare-header", headerFile)
 	bare.Stderr = os.Stderr
 	if err := bare.Start(); err != nil {
 		return nil, "", err
@@ -114,8 +133,17 @@ func startBare(ctx context.Context, body []byte) (*exec.Cmd, string, error) {
 		benchenv.Stop(bare, 10*time.Second)
 		return nil, "", err
 	}
-	os.Remove(bodyFile) // read at start
 	return bare, "http://" + addr, nil
+}
+
+// answerHeader is the header of a /search answer that the bare handler
+// with headers writes: all of it but the Date, which net/http writes to
+// every answer, and the Content-Type, which every bare handler writes.
+func answerHeader(h http.Header) http.Header {
+	out := h.Clone()
+	delete(out, "Date")
+	delete(out, "Content-Type")
+	return out
 }
 
 // withBase puts base before each of paths.
@@ -187,15 +215,22 @@ func defaultURLs(base string, set prefixSet) []string {
 }
 
 func fetch(url string) ([]byte, error) {
+	body, _, err := fetchWithHeader(url)
+	return body, err
+}
+
+// fetchWithHeader is fetch that also returns the answer's header.
+func fetchWithHeader(url string) ([]byte, http.Header, error) {
 	resp, err := http.Get(url)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	return body, resp.Header, err
 }
 
 // load sends GETs over conns keep-alive connections for d, each worker
@@ -245,17 +280,32 @@ func load(urls []string, conns int, d time.Duration) loadResult {
 }
 
 // serveBare is the HTTP baseline: a bare net/http handler that answers
-// every request with the same JSON array.
-func serveBare(addr, bodyFile string) error {
+// every request with the same JSON array, with the header in the JSON
+// file headerFile besides its Content-Type (none when it holds null).
+func serveBare(addr, bodyFile, headerFile string) error {
 	body, err := os.ReadFile(bodyFile)
 	if err != nil {
 		return err
 	}
+	var header http.Header
+	if headerFile != "" {
+		encoded, err := os.ReadFile(headerFile)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(encoded, &header); err != nil {
+			return fmt.Errorf("%s: %w", headerFile, err)
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		h := w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		for k, v := range header {
+			h[k] = v
+		}
 		w.Write(body)
 	})
-	log.Printf("bare handler on %s", addr)
+	log.Printf("bare handler on %s (%d more headers)", addr, len(header))
 	return http.ListenAndServe(addr, mux)
 }

@@ -34,6 +34,7 @@ func main() {
 	testing.Init()
 	bareAddr := flag.String("bare-server", "", "internal: serve a fixed JSON array on this address (the HTTP baseline)")
 	bareBody := flag.String("bare-body", "", "internal: file holding the bare server's JSON body")
+	bareHeader := flag.String("bare-header", "", "internal: JSON file holding the headers the bare server writes besides its Content-Type")
 	bin := flag.String("bin", "bin/cityfinder", "the cityfinder binary to measure")
 	cache := flag.String("cache", benchenv.CacheDir(), "directory for the generated dataset and the imported store")
 	duration := flag.Duration("http-duration", 5*time.Second, "how long each HTTP load runs")
@@ -42,7 +43,7 @@ func main() {
 	httpOnly := flag.Bool("http-only", false, "measure only /search over HTTP (with and without the answer cache) and the bare handler, on the store already imported into -cache")
 	flag.Parse()
 	if *bareAddr != "" {
-		log.Fatal(serveBare(*bareAddr, *bareBody))
+		log.Fatal(serveBare(*bareAddr, *bareBody, *bareHeader))
 	}
 	ctx := context.Background()
 	if *httpOnly {
@@ -70,6 +71,7 @@ type report struct {
 	httpFresh                 cachedLoad
 	httpFreshBare             loadResult
 	httpBare                  loadResult
+	answerHeaders             int        // the headers of a /search answer besides Date and Content-Type
 	httpCity, httpReverse     loadResult // /cities/{id} and /reverse (issue 21)
 	placesRSSKB               int64      // serve's RSS after them
 	rssKB                     int64
@@ -153,7 +155,7 @@ func runHTTP(ctx context.Context, bin, cache string, duration time.Duration, con
 	if err != nil {
 		return err
 	}
-	log.Printf("HTTP: serve with and without the answer cache, and a bare handler, %d connections, %s each", conns, duration)
+	log.Printf("HTTP: serve with and without the answer cache, and the bare handler without and with /search's headers, %d connections, %s each", conns, duration)
 	if err := measureHTTP(ctx, bin, &r, set, conns, duration); err != nil {
 		return err
 	}
